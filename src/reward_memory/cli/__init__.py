@@ -1,0 +1,122 @@
+"""The ``reward-memory`` command line.
+
+Each verb lives in its own module (``reward_memory.cli._<verb>``) exposing
+``configure(parser)`` and ``run(args) -> Outcome``. Only the chosen verb's
+module is imported, so a verb pays for what it uses and nothing else: the
+table below is plain strings.
+
+Every bad input (missing or unreadable file, invalid JSON, wrong schema, unknown
+field, unsafe or over-long text, bad flags) prints a ``reward_memory_error_v0``
+packet on stdout and exits 2; no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import TYPE_CHECKING, Final, NoReturn
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from reward_memory.cli._common import Outcome
+
+__all__ = ["VERBS", "main"]
+
+PROG: Final = "reward-memory"
+
+# verb -> (module, one-line help). Keep in the seeds' order.
+VERBS: Final[dict[str, tuple[str, str]]] = {
+    "architecture": ("reward_memory.cli._architecture", "the Stage-0 architecture contract"),
+    "corpus-registry": ("reward_memory.cli._registry", "the Stage-1 reference corpus registry"),
+    "health-check": ("reward_memory.cli._health", "classify corpus health (fixture or --input)"),
+    "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
+    "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
+}
+
+
+class UsageError(Exception):
+    """A flag or argument the parser refused; reported as an error packet."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _top_parser() -> _Parser:
+    parser = _Parser(
+        prog=PROG,
+        description="Govern what an AI agent may remember from human feedback.",
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="verbs:\n"
+        + "\n".join(f"  {name:<18}{text}" for name, (_, text) in VERBS.items()),
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("verb", nargs="?", choices=list(VERBS), metavar="VERB")
+    return parser
+
+
+def _verb_parser(verb: str) -> _Parser:
+    parser = _Parser(prog=f"{PROG} {verb}", description=VERBS[verb][1], allow_abbrev=False)
+    parser.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="text",
+        help="json prints the packet; text (default) a short readable summary",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the process exit code (0 ok, 2 bad input, 1 internal error)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(args)
+    except BrokenPipeError:  # e.g. `reward-memory ... | head`
+        return 0
+    except UsageError as exc:
+        return _fail("usage_error", str(exc), None)
+    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
+        from reward_memory.errors import RecordValidationError, RewardMemoryError  # noqa: PLC0415
+
+        if isinstance(exc, RecordValidationError):
+            return _fail(exc.code, exc.message, exc.path)
+        if isinstance(exc, RewardMemoryError):
+            return _fail(exc.code, exc.message, None)
+        # A bug of ours, not bad input: still a packet, but exit 1 and no details.
+        return _fail("internal_error", f"unexpected {type(exc).__name__}", None, exit_code=1)
+
+
+def _dispatch(args: list[str]) -> int:
+    top = _top_parser()
+    if not args or args[0].startswith("-"):
+        parsed = top.parse_args(args)
+        if parsed.version:
+            from reward_memory._version import __version__  # noqa: PLC0415
+
+            sys.stdout.write(f"{PROG} {__version__}\n")
+            return 0
+        top.print_help()
+        return 0 if "-h" in args or "--help" in args else 2
+    verb = args[0]
+    if verb not in VERBS:
+        raise UsageError(f"unknown verb {verb!r}; choose from: {', '.join(VERBS)}")
+    module = importlib.import_module(VERBS[verb][0])
+    parser = _verb_parser(verb)
+    module.configure(parser)
+    parsed = parser.parse_args(args[1:])
+    outcome: Outcome = module.run(parsed)
+    from reward_memory.cli._common import emit  # noqa: PLC0415
+
+    emit(outcome, parsed.format)
+    return outcome.exit_code
+
+
+def _fail(code: str, message: str, path: str | None, *, exit_code: int = 2) -> int:
+    from reward_memory.cli._common import emit_error  # noqa: PLC0415
+
+    emit_error(code, message, path)
+    return exit_code

@@ -1,0 +1,139 @@
+"""The exception tree of reward-memory.
+
+::
+
+    RewardMemoryError
+     ├── RecordValidationError (also ValueError)   bad input: names the field path
+     │    └── UnsafeTextError                      credential or local-path shape, over-long text
+     ├── SchemaError                               unknown schema / broken bundled schema
+     └── ProviderError
+          ├── ProviderNotFoundError (also LookupError)
+          ├── ProviderLoadError
+          ├── ProviderConfigError (also ValueError)
+          └── ProviderUnavailable                  transport failure; the core fails open on it
+
+Every error carries a stable, machine-readable ``code`` and a public-safe
+``message``: neither ever contains the offending value itself, so an error
+packet can be printed or logged without leaking the secret or path it caught.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ProviderConfigError",
+    "ProviderError",
+    "ProviderLoadError",
+    "ProviderNotFoundError",
+    "ProviderUnavailable",
+    "RecordValidationError",
+    "RewardMemoryError",
+    "SchemaError",
+    "UnsafeTextError",
+    "join_path",
+]
+
+
+def join_path(parent: str, child: str | int) -> str:
+    """Join JSON-path segments: ``join_path("$.a", "b") == "$.a.b"``, ints index lists."""
+    if isinstance(child, int):
+        return f"{parent}[{child}]"
+    if child.startswith(("[", ".")):
+        return parent + child
+    return f"{parent}.{child}"
+
+
+class RewardMemoryError(Exception):
+    """Base class of every error this library raises on purpose."""
+
+    code: str = "reward_memory_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class RecordValidationError(RewardMemoryError, ValueError):
+    """Input that does not fit the record model.
+
+    ``path`` is a JSON path rooted at ``$`` (``$.scope.surface_ids[0]``); ``code``
+    is one of a small fixed vocabulary (``unknown_field``, ``missing_field``,
+    ``wrong_type``, ``invalid_value``, ``invalid_format``, ``text_too_long``,
+    ``unsafe_text``, ``schema_version_missing``, ``schema_version_unsupported``,
+    ``contradictory_observation``, ...).
+    """
+
+    code = "invalid_value"
+
+    def __init__(self, message: str, *, path: str = "$", code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"{self.message} @ {self.path}"
+
+    def under(self, parent: str | int) -> RecordValidationError:
+        """Return a copy re-rooted beneath ``parent`` (used while walking nested input)."""
+        suffix = self.path[1:] if self.path.startswith("$") else self.path
+        base = join_path("$", parent) if parent != "$" else "$"
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.args = self.args
+        clone.path = base + suffix
+        return clone
+
+
+class UnsafeTextError(RecordValidationError):
+    """Text that is over-long or has a credential or local-path shape."""
+
+    code = "unsafe_text"
+
+
+class SchemaError(RewardMemoryError):
+    """A schema that is unknown to this library, or a bundled schema that is broken."""
+
+    code = "schema_error"
+
+
+class ProviderError(RewardMemoryError):
+    """Base class of provider discovery, configuration and transport errors."""
+
+    code = "provider_error"
+
+
+class ProviderNotFoundError(ProviderError, LookupError):
+    """No installed provider has the requested id (misspelled or not installed)."""
+
+    code = "provider_not_found"
+
+
+class ProviderLoadError(ProviderError):
+    """A provider's entry point exists but importing or checking it failed."""
+
+    code = "provider_load_failed"
+
+    def __init__(self, message: str, *, distribution: str | None = None) -> None:
+        super().__init__(message)
+        self.distribution = distribution
+
+
+class ProviderConfigError(ProviderError, ValueError):
+    """A provider URL or option that the provider cannot accept."""
+
+    code = "provider_config_invalid"
+
+
+class ProviderUnavailable(ProviderError):  # noqa: N818 - the SPI's name for it, per DESIGN.md
+    """The provider could not be reached or did not answer in time.
+
+    Raised by providers for transport failures; the core turns it into a
+    fail-open status (``provider_unavailable``) and never lets it escape recall,
+    ingest, the hooks or the boundary decorator.
+    """
+
+    code = "provider_unavailable"
+
+    def __init__(self, message: str, *, reason_code: str = "provider_unavailable") -> None:
+        super().__init__(message)
+        self.reason_code = reason_code

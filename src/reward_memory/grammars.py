@@ -1,0 +1,97 @@
+"""The shared value grammars: tokens, surface ids, corpus ids, digests, timestamps.
+
+Each ``check_*`` function returns the value unchanged or raises
+:class:`~reward_memory.errors.RecordValidationError` naming the field path.
+Unlike the original, identifiers are also scanned for credentials and local
+paths: an identifier reaches providers and public packets just like text does.
+
+The regular expressions are published in the JSON Schemas too (``$defs``);
+``tests/test_grammars.py`` pins both to the same language.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from reward_memory.errors import RecordValidationError
+from reward_memory.text import require_safe
+
+__all__ = [
+    "CORPUS_ID",
+    "DIGEST",
+    "SURFACE_ID",
+    "TIMESTAMP",
+    "TOKEN",
+    "check_corpus_id",
+    "check_digest",
+    "check_surface_id",
+    "check_timestamp",
+    "check_token",
+    "parse_timestamp",
+    "utc_now",
+]
+
+TOKEN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}")
+SURFACE_ID: Final = re.compile(r"[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)+")
+CORPUS_ID: Final = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+DIGEST: Final = re.compile(r"[0-9a-f]{16}|sha256:[0-9a-f]{64}")
+# ISO-8601 with a mandatory offset; parsed by datetime.fromisoformat after the check.
+TIMESTAMP: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def _check(pattern: re.Pattern[str], value: Any, path: str, what: str) -> str:
+    if not isinstance(value, str):
+        raise RecordValidationError(f"must be {what} (a string)", path=path, code="wrong_type")
+    if pattern.fullmatch(value) is None:
+        raise RecordValidationError(f"must be {what}", path=path, code="invalid_format")
+    return require_safe(value, path=path, label="identifier")
+
+
+def check_token(value: Any, path: str = "$") -> str:
+    """A compact public-safe token: ``^[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}$``."""
+    return _check(TOKEN, value, path, "a compact public-safe token")
+
+
+def check_surface_id(value: Any, path: str = "$") -> str:
+    """A module-qualified surface id: two or more dot-separated lower-case segments."""
+    return _check(SURFACE_ID, value, path, "a module-qualified surface id such as module.surface")
+
+
+def check_corpus_id(value: Any, path: str = "$") -> str:
+    """A corpus id: ``^[a-z][a-z0-9_-]{0,63}$``."""
+    return _check(CORPUS_ID, value, path, "a corpus id (lower-case, digits, _ or -)")
+
+
+def check_digest(value: Any, path: str = "$") -> str:
+    """A memory-ref digest: 16 lower-case hex, or ``sha256:`` and 64 lower-case hex."""
+    return _check(DIGEST, value, path, "a 16-hex or sha256: digest")
+
+
+def parse_timestamp(value: str, path: str = "$") -> datetime:
+    """Parse an ISO-8601 timestamp that carries an offset into an aware datetime."""
+    if not isinstance(value, str) or TIMESTAMP.fullmatch(value) is None:
+        raise RecordValidationError(
+            "must be an ISO-8601 timestamp with a UTC offset", path=path, code="invalid_format"
+        )
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise RecordValidationError(
+            "must be a real calendar date and time", path=path, code="invalid_format"
+        ) from None
+
+
+def check_timestamp(value: Any, path: str = "$") -> str:
+    """Validate a timestamp and return the original string (it is hashed as given)."""
+    parse_timestamp(value, path)
+    return str(value)
+
+
+def utc_now() -> datetime:
+    """The default clock: an aware UTC ``datetime`` (every ``now=`` parameter defaults to it)."""
+    return datetime.now(UTC)

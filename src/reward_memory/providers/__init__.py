@@ -1,0 +1,1 @@
+"""Provider SPI, discovery, and the built-in embedded SQLite provider."""

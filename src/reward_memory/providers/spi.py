@@ -1,0 +1,176 @@
+"""The provider SPI: what a storage/retrieval backend must do for reward-memory.
+
+A provider stores opaque UTF-8 documents under a :class:`ProviderScope` and
+gives them back exactly. The core owns every semantic decision; a provider
+only writes, reads, searches, deletes and reports inventory, and must never
+return anything outside the scope it was asked about.
+
+Contract, per operation (all keyword-only; ``timeout`` is in seconds, ``None``
+meaning the provider's own default):
+
+=============  ==============================================================
+``write``      Idempotent put of ``content`` under ``key``. Same key and same
+               content: the same ref, status ``unchanged``, no new document.
+               Same key, different content: status ``conflict``, nothing
+               changed. Returns only after the write is durable.
+``read``       The exact string written under ``ref`` in this scope, or
+               ``found=False`` (a ref from another scope is "not found").
+``search``     At most ``limit`` ranked hits inside the scope, each a ref and
+               a short summary. Never a hit from another scope.
+``delete``     Removes the document; deleting a missing one is not an error
+               (``deleted=False``).
+``inventory``  Availability, corpus presence, record count, index presence.
+=============  ==============================================================
+
+Transport failures and timeouts raise :class:`ProviderUnavailable`; the core
+turns that into fail-open statuses. Bad arguments (an invalid key, a negative
+limit) raise :class:`~reward_memory.errors.RecordValidationError`.
+
+Compatibility: a new *optional* capability is added as a method the core
+looks up with ``getattr`` and a default; anything that breaks existing
+providers bumps :data:`SPI_VERSION`.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, Protocol, runtime_checkable
+
+import attrs
+
+from reward_memory.errors import ProviderUnavailable, RecordValidationError
+from reward_memory.records import _fields as f
+
+__all__ = [
+    "SPI_VERSION",
+    "DeleteResult",
+    "Inventory",
+    "Provider",
+    "ProviderScope",
+    "ProviderUnavailable",
+    "ReadResult",
+    "SearchHit",
+    "SearchResult",
+    "WriteResult",
+    "WriteStatus",
+    "check_limit",
+]
+
+SPI_VERSION: Final = 1
+
+# Bounds every provider shares, so the conformance kit can test them.
+MAX_SEARCH_LIMIT: Final = 100
+MAX_CONTENT_BYTES: Final = 4 * 1024 * 1024
+
+WriteStatus = Literal["created", "unchanged", "conflict"]
+
+
+@attrs.frozen(kw_only=True)
+class ProviderScope:
+    """Where documents live: a namespace, a scope reference, and an optional actor peer.
+
+    Two scopes that differ in any of the three parts share nothing. A peer is
+    never inferred from ``scope_ref``: it is only what the caller passes.
+    """
+
+    namespace: str = f.token()
+    scope_ref: str = f.token()
+    actor_peer_id: str | None = f.optional_token()
+
+
+@attrs.frozen(kw_only=True)
+class WriteResult:
+    """The outcome of :meth:`Provider.write`."""
+
+    ref: str
+    status: WriteStatus
+    content_sha256: str
+
+
+@attrs.frozen(kw_only=True)
+class ReadResult:
+    """The outcome of :meth:`Provider.read`: the exact content, or not found."""
+
+    ref: str
+    found: bool
+    content: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SearchHit:
+    """One ranked search hit: a ref to read back, and a short summary."""
+
+    ref: str
+    summary: str
+    score: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SearchResult:
+    """The outcome of :meth:`Provider.search`, best first."""
+
+    hits: tuple[SearchHit, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class DeleteResult:
+    """The outcome of :meth:`Provider.delete`."""
+
+    ref: str
+    deleted: bool
+
+
+@attrs.frozen(kw_only=True)
+class Inventory:
+    """What a provider can say about one scope without reading its content."""
+
+    provider_id: str
+    available: bool
+    corpus_present: bool
+    record_count: int
+    index_present: bool
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """The provider SPI (version :data:`SPI_VERSION`)."""
+
+    provider_id: str
+    spi_version: int
+
+    def write(
+        self, *, scope: ProviderScope, key: str, content: str, timeout: float | None = None
+    ) -> WriteResult:
+        """Store ``content`` under ``key`` (idempotent); return its ref."""
+        ...
+
+    def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
+        """Return exactly what was written under ``ref`` in ``scope``."""
+        ...
+
+    def search(
+        self, *, scope: ProviderScope, query: str, limit: int, timeout: float | None = None
+    ) -> SearchResult:
+        """Return at most ``limit`` hits from inside ``scope``."""
+        ...
+
+    def delete(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> DeleteResult:
+        """Remove ``ref`` from ``scope``; a missing ref is not an error."""
+        ...
+
+    def inventory(self, *, scope: ProviderScope, timeout: float | None = None) -> Inventory:
+        """Report availability, presence and counts for ``scope``."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and files; the provider is unusable afterwards."""
+        ...
+
+
+def check_limit(limit: object) -> int:
+    """Validate a search limit (1..MAX_SEARCH_LIMIT) for provider implementations."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise RecordValidationError(
+            f"limit must be an integer between 1 and {MAX_SEARCH_LIMIT}", path="$.limit",
+            code="invalid_value",
+        )
+    return limit

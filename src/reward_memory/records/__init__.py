@@ -1,0 +1,1 @@
+"""attrs records for every packet and durable record (one module per concept)."""

@@ -1,0 +1,222 @@
+"""attrs field helpers shared by every record module.
+
+Each helper returns an ``attrs.field`` whose converter/validator enforces one
+value grammar and raises :class:`RecordValidationError` with the field's path
+(``$.<name>``, ``$.<name>[i]``). Nested records re-root those paths while the
+private converter walks input (see :mod:`reward_memory.wire`).
+
+Validators are cheap (one regex each): records are built on the per-call path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from reward_memory.errors import RecordValidationError
+from reward_memory.grammars import (
+    check_corpus_id,
+    check_surface_id,
+    check_timestamp,
+    check_token,
+)
+from reward_memory.text import compact_text
+
+__all__ = [
+    "const",
+    "corpus_id",
+    "corpus_id_list",
+    "enum",
+    "integer",
+    "optional_corpus_id",
+    "optional_text",
+    "optional_timestamp",
+    "optional_token",
+    "strict_bool",
+    "surface_id",
+    "surface_list",
+    "text",
+    "timestamp",
+    "token",
+    "token_list",
+]
+
+_Check = Callable[[Any, str], str]
+
+
+def _path(attribute: attrs.Attribute[Any]) -> str:
+    return f"$.{attribute.name}"
+
+
+def _scalar(check: _Check, *, optional: bool) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is None and optional:
+            return
+        check(value, _path(attribute))
+
+    return validate
+
+
+def token(**kwargs: Any) -> Any:
+    """A required token (grammar T), scanned for secrets and paths."""
+    return attrs.field(validator=_scalar(check_token, optional=False), **kwargs)
+
+
+def optional_token(**kwargs: Any) -> Any:
+    """An optional token; ``None`` when absent (serialised as ``null``)."""
+    return attrs.field(default=None, validator=_scalar(check_token, optional=True), **kwargs)
+
+
+def surface_id(**kwargs: Any) -> Any:
+    """A module-qualified surface id (grammar S)."""
+    return attrs.field(validator=_scalar(check_surface_id, optional=False), **kwargs)
+
+
+def corpus_id(**kwargs: Any) -> Any:
+    """A corpus id (grammar C)."""
+    return attrs.field(validator=_scalar(check_corpus_id, optional=False), **kwargs)
+
+
+def optional_corpus_id(**kwargs: Any) -> Any:
+    """An optional corpus id."""
+    return attrs.field(default=None, validator=_scalar(check_corpus_id, optional=True), **kwargs)
+
+
+def timestamp(**kwargs: Any) -> Any:
+    """An ISO-8601 timestamp with offset, kept as the given string."""
+    return attrs.field(validator=_scalar(check_timestamp, optional=False), **kwargs)
+
+
+def optional_timestamp(**kwargs: Any) -> Any:
+    """An optional timestamp."""
+    return attrs.field(default=None, validator=_scalar(check_timestamp, optional=True), **kwargs)
+
+
+def _text_converter(limit: int, *, optional: bool) -> attrs.Converter[Any, Any]:
+    def convert(value: Any, field: attrs.Attribute[Any]) -> Any:
+        if value is None and optional:
+            return None
+        return compact_text(value, limit=limit, path=_path(field), label=field.name)
+
+    return attrs.Converter(convert, takes_field=True)  # type: ignore[call-overload,no-any-return]
+
+
+def text(limit: int, **kwargs: Any) -> Any:
+    """Compact public-safe text of at most ``limit`` characters (rejected when longer)."""
+    return attrs.field(converter=_text_converter(limit, optional=False), **kwargs)
+
+
+def optional_text(limit: int, **kwargs: Any) -> Any:
+    """Optional compact public-safe text."""
+    return attrs.field(default=None, converter=_text_converter(limit, optional=True), **kwargs)
+
+
+def _list_converter(
+    check: _Check, *, min_items: int, max_items: int, keep_order: bool
+) -> attrs.Converter[Any, Any]:
+    def convert(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
+        path = _path(field)
+        if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+            raise RecordValidationError("must be a list", path=path, code="wrong_type")
+        items = tuple(value)
+        if not min_items <= len(items) <= max_items:
+            raise RecordValidationError(
+                f"must hold between {min_items} and {max_items} items",
+                path=path,
+                code="invalid_value",
+            )
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            check(item, f"{path}[{index}]")
+            if item in seen:
+                raise RecordValidationError(
+                    "must not repeat an item", path=f"{path}[{index}]", code="duplicate_item"
+                )
+            seen.add(item)
+        return items if keep_order else tuple(sorted(items))
+
+    return attrs.Converter(convert, takes_field=True)  # type: ignore[call-overload,no-any-return]
+
+
+def token_list(*, min_items: int = 0, max_items: int = 12, keep_order: bool = False) -> Any:
+    """A duplicate-free list of tokens, sorted unless ``keep_order``."""
+    conv = _list_converter(check_token, min_items=min_items, max_items=max_items, keep_order=keep_order)
+    if min_items == 0:
+        return attrs.field(factory=tuple, converter=conv)
+    return attrs.field(converter=conv)
+
+
+def surface_list(*, min_items: int = 1, max_items: int = 20) -> Any:
+    """A duplicate-free, sorted list of surface ids."""
+    return attrs.field(
+        converter=_list_converter(
+            check_surface_id, min_items=min_items, max_items=max_items, keep_order=False
+        )
+    )
+
+
+def corpus_id_list(*, max_items: int = 50) -> Any:
+    """A duplicate-free, sorted list of corpus ids, empty by default."""
+    return attrs.field(
+        factory=tuple,
+        converter=_list_converter(
+            check_corpus_id, min_items=0, max_items=max_items, keep_order=False
+        ),
+    )
+
+
+def enum(*choices: str, **kwargs: Any) -> Any:
+    """One of a fixed set of wire words."""
+    allowed = frozenset(choices)
+    listing = ", ".join(choices)
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value not in allowed:
+            raise RecordValidationError(
+                f"must be one of: {listing}", path=_path(attribute), code="invalid_value"
+            )
+
+    return attrs.field(validator=validate, **kwargs)
+
+
+def const(value: Any) -> Any:
+    """A constant boundary flag: always emitted, never anything but ``value``."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], given: Any) -> None:
+        if given is not value:
+            raise RecordValidationError(
+                f"must be {str(value).lower() if isinstance(value, bool) else value!r}",
+                path=_path(attribute),
+                code="invalid_value",
+            )
+
+    return attrs.field(default=value, validator=validate)
+
+
+def strict_bool(**kwargs: Any) -> Any:
+    """A real boolean (``0``, ``1`` and ``"true"`` are refused)."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not isinstance(value, bool):
+            raise RecordValidationError("must be a boolean", path=_path(attribute), code="wrong_type")
+
+    return attrs.field(validator=validate, **kwargs)
+
+
+def integer(*, minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> Any:
+    """A real integer in a range (a boolean is not an integer)."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is None and kwargs.get("default", ...) is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RecordValidationError("must be an integer", path=_path(attribute), code="wrong_type")
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+            raise RecordValidationError(
+                f"must be {bound}", path=_path(attribute), code="invalid_value"
+            )
+
+    return attrs.field(validator=validate, **kwargs)

@@ -1,0 +1,198 @@
+"""The bundled JSON Schemas (Draft 2020-12), resolved offline.
+
+The canonical copy lives in the repository's top-level ``schemas/`` and ships
+inside the wheel as ``reward_memory/schemas``. One :class:`referencing.Registry`
+is built on first use from those files alone, so a ``$ref`` can never reach
+the network; validators are compiled once per schema and cached.
+
+A schema's file name is ``<schema_version>.schema.json``; ``common.schema.json``
+holds the shared value grammars (``$defs``) the packet schemas refer to.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from reward_memory.errors import RecordValidationError, SchemaError, join_path
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from importlib.resources.abc import Traversable
+
+    import jsonschema
+    import referencing
+
+__all__ = [
+    "SCHEMA_BASE_URI",
+    "get_schema",
+    "schema_dir",
+    "schema_names",
+    "validate",
+    "validator_for",
+]
+
+SCHEMA_BASE_URI: Final = "https://reward-memory.dev/schemas/"
+_SUFFIX: Final = ".schema.json"
+_SCHEMA_VERSION_PATH: Final = "$.schema_version"
+
+
+def schema_dir() -> Traversable:
+    """Where the bundled schemas are read from.
+
+    An installed wheel carries them as package data; an editable install of a
+    source checkout reads the top-level ``schemas/`` it was installed from.
+    """
+    packaged = resources.files("reward_memory").joinpath("schemas")
+    if packaged.is_dir():
+        return packaged
+    source_tree = Path(__file__).resolve().parents[2] / "schemas"
+    if source_tree.is_dir():
+        return source_tree
+    raise SchemaError("the bundled JSON Schemas are missing from this installation")
+
+
+@functools.cache
+def _documents() -> Mapping[str, dict[str, Any]]:
+    documents: dict[str, dict[str, Any]] = {}
+    for entry in schema_dir().iterdir():
+        if entry.name.endswith(_SUFFIX):
+            documents[entry.name.removesuffix(_SUFFIX)] = json.loads(
+                entry.read_text(encoding="utf-8")
+            )
+    return documents
+
+
+def schema_names() -> list[str]:
+    """Every packet schema's name (its ``schema_version``), sorted; ``common`` excluded."""
+    return sorted(name for name in _documents() if name != "common")
+
+
+def get_schema(name: str) -> dict[str, Any]:
+    """The schema document for ``name`` (a ``schema_version``), as parsed JSON."""
+    try:
+        return _documents()[name]
+    except KeyError:
+        raise SchemaError(f"no bundled schema is named {name!r}", code="unknown_schema") from None
+
+
+@functools.cache
+def _registry() -> referencing.Registry[Any]:
+    from referencing import Registry, Resource  # noqa: PLC0415 - jsonschema is off the import path
+
+    resources_ = [
+        (document["$id"], Resource.from_contents(document)) for document in _documents().values()
+    ]
+    registry: referencing.Registry[Any] = Registry().with_resources(resources_)
+    return registry.crawl()
+
+
+@functools.cache
+def validator_for(name: str) -> jsonschema.protocols.Validator:
+    """A compiled Draft 2020-12 validator for the named schema (built once)."""
+    from jsonschema import Draft202012Validator  # noqa: PLC0415
+
+    return Draft202012Validator(get_schema(name), registry=_registry())
+
+
+def _path_of(error: jsonschema.ValidationError) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path = join_path(path, part)
+    return path
+
+
+def _iter_leaves(error: jsonschema.ValidationError) -> Iterator[jsonschema.ValidationError]:
+    if error.context:
+        for child in error.context:
+            yield from _iter_leaves(child)
+    else:
+        yield error
+
+
+def _translate(error: jsonschema.ValidationError) -> RecordValidationError:
+    """Map one jsonschema error onto our codes; never echo the offending value."""
+    from jsonschema.exceptions import best_match  # noqa: PLC0415
+
+    if error.context:
+        error = best_match(_iter_leaves(error))
+    path = _path_of(error)
+    keyword = error.validator
+    if keyword == "additionalProperties" or keyword == "unevaluatedProperties":
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extras = sorted(key for key in instance if key not in allowed)
+        first = join_path(path, extras[0]) if extras else path
+        names = ", ".join(extras)
+        return RecordValidationError(
+            f"unknown field: {names}", path=first, code="unknown_field"
+        )
+    if keyword == "required":
+        missing = [key for key in error.validator_value if key not in error.instance]
+        target = join_path(path, missing[0]) if missing else path
+        return RecordValidationError("required field is missing", path=target, code="missing_field")
+    if keyword == "type":
+        expected = error.validator_value
+        shown = expected if isinstance(expected, str) else " or ".join(expected)
+        return RecordValidationError(f"must be of type {shown}", path=path, code="wrong_type")
+    if keyword == "maxLength":
+        return RecordValidationError(
+            f"is over the limit of {error.validator_value} characters; "
+            "it is rejected, not truncated",
+            path=path,
+            code="text_too_long",
+        )
+    if keyword in ("pattern", "minLength", "format"):
+        return RecordValidationError(
+            "does not match the required grammar", path=path, code="invalid_format"
+        )
+    if keyword in ("const", "enum"):
+        choices = (
+            [error.validator_value] if keyword == "const" else list(error.validator_value)
+        )
+        shown = ", ".join(json.dumps(choice) for choice in choices)
+        code = "schema_version_unsupported" if path == _SCHEMA_VERSION_PATH else "invalid_value"
+        return RecordValidationError(f"must be one of: {shown}", path=path, code=code)
+    if keyword in ("minItems", "maxItems", "uniqueItems", "minimum", "maximum"):
+        return RecordValidationError(
+            f"violates {keyword} {json.dumps(error.validator_value)}", path=path, code="invalid_value"
+        )
+    return RecordValidationError(f"violates {keyword}", path=path, code="invalid_value")
+
+
+def validate(instance: Any, name: str | None = None) -> str:
+    """Validate a packet against its schema; return the schema name used.
+
+    Without ``name`` the packet's own ``schema_version`` selects the schema.
+    Raises :class:`RecordValidationError` (field path named) on any mismatch.
+    """
+    if not isinstance(instance, dict):
+        raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
+    if name is None:
+        version = instance.get("schema_version")
+        if version is None:
+            raise RecordValidationError(
+                "schema_version is missing", path=_SCHEMA_VERSION_PATH, code="schema_version_missing"
+            )
+        if not isinstance(version, str) or version == "common" or version not in _documents():
+            raise RecordValidationError(
+                "schema_version names no packet this library knows",
+                path=_SCHEMA_VERSION_PATH,
+                code="schema_version_unsupported",
+            )
+        name = version
+    validator = validator_for(name)
+    error = next(iter(sorted(validator.iter_errors(instance), key=_error_order)), None)
+    if error is not None:
+        raise _translate(error)
+    return name
+
+
+def _error_order(error: jsonschema.ValidationError) -> tuple[int, int, str]:
+    # Report the schema_version problem first, then the shallowest error, so the
+    # message points at the real cause rather than a consequence of it.
+    path = list(error.absolute_path)
+    return (0 if path == ["schema_version"] else 1, len(path), str(path))

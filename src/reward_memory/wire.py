@@ -1,0 +1,151 @@
+"""The wire format: one private cattrs converter, ``schema_version`` as the tag.
+
+``load(data)`` is the boundary: it validates a JSON object against its bundled
+schema (strict types, unknown fields rejected, field path named), then
+structures it into the attrs record registered for its ``schema_version``.
+``dump(record)`` unstructures any record to plain JSON-ready data.
+
+The converter is private and built on first use; nothing here touches cattrs'
+global converter. Already-typed records never go through it on the per-call
+path: guards take records, and digests are computed from ``dump`` output only
+where a public packet is emitted anyway.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
+
+from reward_memory.errors import RecordValidationError, join_path
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from cattrs import Converter
+
+__all__ = ["PACKET_TYPES", "dump", "load", "packet_type", "structure"]
+
+T = TypeVar("T")
+
+# schema_version -> "module:Class" of the record that packet structures into.
+# Strings keep this table import-free; entries resolve on first use.
+PACKET_TYPES: Final[dict[str, str]] = {
+    "reward_memory_architecture_v0": "reward_memory.records.architecture:ArchitectureContract",
+    "reward_memory_corpus_registry_v0": "reward_memory.records.corpus:CorpusRegistry",
+    "reward_memory_corpus_health_v0": "reward_memory.records.health:CorpusHealth",
+    "reward_memory_corpus_health_request_v0": "reward_memory.records.health:HealthRequest",
+    "reward_memory_durable_envelope_v0": "reward_memory.records.envelope:DurableEnvelope",
+    "reward_memory_error_v0": "reward_memory.records.error:ErrorPacket",
+}
+
+
+def packet_type(schema_version: str) -> type[Any]:
+    """The record class registered for ``schema_version``."""
+    try:
+        target = PACKET_TYPES[schema_version]
+    except KeyError:
+        raise RecordValidationError(
+            "schema_version names no packet this library knows",
+            path="$.schema_version",
+            code="schema_version_unsupported",
+        ) from None
+    module, _, name = target.partition(":")
+    return cast("type[Any]", getattr(importlib.import_module(module), name))
+
+
+@functools.cache
+def _converter() -> Converter:
+    from cattrs.preconf.json import make_converter  # noqa: PLC0415 - off the import path
+
+    converter = make_converter(forbid_extra_keys=True, detailed_validation=True)
+    # Records keep tuples (immutable); the wire gets lists.
+    converter.register_unstructure_hook(tuple, lambda value: [converter.unstructure(v) for v in value])
+    return converter
+
+
+def dump(record: Any) -> Any:
+    """Unstructure a record (or a container of records) into JSON-ready data."""
+    return _converter().unstructure(record)
+
+
+@overload
+def structure(data: Any, cls: type[T]) -> T: ...
+@overload
+def structure(data: Any, cls: Any) -> Any: ...
+def structure(data: Any, cls: Any) -> Any:
+    """Structure already schema-valid data into ``cls``, translating every error.
+
+    Prefer :func:`load` for untrusted input: the schema is the strict type gate
+    (cattrs alone would coerce ``1`` to ``"1"``).
+    """
+    from cattrs.errors import BaseValidationError  # noqa: PLC0415
+
+    try:
+        return _converter().structure(data, cls)
+    except BaseValidationError as exc:
+        raise _first_error(exc, "$") from None
+    except RecordValidationError:
+        raise
+
+
+def load(data: Any, expected: type[T] | None = None) -> T:
+    """Validate ``data`` against its schema and structure it into its record.
+
+    ``expected`` (a record class) additionally requires that the packet's
+    ``schema_version`` is the one registered for that class.
+    """
+    from reward_memory import schemas  # noqa: PLC0415
+
+    name = schemas.validate(data)
+    cls = packet_type(name)
+    if expected is not None and cls is not expected:
+        raise RecordValidationError(
+            f"expected a {expected.__name__} packet", path="$.schema_version",
+            code="schema_version_unsupported",
+        )
+    return cast("T", structure(data, cls))
+
+
+def _notes_path(exc: BaseException, path: str) -> str:
+    from cattrs.errors import AttributeValidationNote, IterableValidationNote  # noqa: PLC0415
+
+    for note in getattr(exc, "__notes__", ()):
+        if isinstance(note, AttributeValidationNote):
+            return join_path(path, note.name)
+        if isinstance(note, IterableValidationNote):
+            return join_path(path, cast("int", note.index))
+    return path
+
+
+def _leaves(exc: BaseException, path: str) -> Iterator[tuple[BaseException, str]]:
+    path = _notes_path(exc, path)
+    children = getattr(exc, "exceptions", None)
+    if children:
+        for child in children:
+            yield from _leaves(child, path)
+    else:
+        yield exc, path
+
+
+def _first_error(exc: BaseException, root: str) -> RecordValidationError:
+    from cattrs.errors import ForbiddenExtraKeysError  # noqa: PLC0415
+
+    leaf, path = next(_leaves(exc, root))
+    if isinstance(leaf, RecordValidationError):
+        # The validator names its field relative to its own record; the notes
+        # walked above name the way down to that record.
+        suffix = leaf.path[1:] if leaf.path.startswith("$") else leaf.path
+        clone = leaf.under("$")
+        clone.path = path + suffix
+        return clone
+    if isinstance(leaf, ForbiddenExtraKeysError):
+        extras = sorted(leaf.extra_fields)
+        return RecordValidationError(
+            f"unknown field: {', '.join(extras)}", path=join_path(path, extras[0]),
+            code="unknown_field",
+        )
+    if isinstance(leaf, KeyError):
+        # cattrs notes the missing attribute on the KeyError itself.
+        return RecordValidationError("required field is missing", path=path, code="missing_field")
+    return RecordValidationError("has the wrong type or value", path=path, code="wrong_type")
