@@ -37,6 +37,8 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_corpus_health_request_v0": "reward_memory.records.health:HealthRequest",
     "reward_memory_durable_envelope_v0": "reward_memory.records.envelope:DurableEnvelope",
     "reward_memory_error_v0": "reward_memory.records.error:ErrorPacket",
+    "reward_memory_schema_catalog_v0": "reward_memory.records.catalog:SchemaCatalog",
+    "reward_memory_schema_validation_v0": "reward_memory.records.catalog:SchemaValidation",
 }
 
 
@@ -58,9 +60,27 @@ def packet_type(schema_version: str) -> type[Any]:
 def _converter() -> Converter:
     from cattrs.preconf.json import make_converter  # noqa: PLC0415 - off the import path
 
+    import attrs  # noqa: PLC0415
+    from cattrs.gen import make_dict_unstructure_fn  # noqa: PLC0415
+
     converter = make_converter(forbid_extra_keys=True, detailed_validation=True)
     # Records keep tuples (immutable); the wire gets lists.
     converter.register_unstructure_hook(tuple, lambda value: [converter.unstructure(v) for v in value])
+
+    # A record may declare `__rm_omit_none__ = True`: its optional keys are left
+    # out of the wire form when absent, as the original packets do.
+    def omits_none(cls: Any) -> bool:
+        return attrs.has(cls) and bool(getattr(cls, "__rm_omit_none__", False))
+
+    def omit_none_hook(cls: Any) -> Any:
+        base = make_dict_unstructure_fn(cls, converter)
+
+        def unstructure(instance: Any) -> dict[str, Any]:
+            return {key: value for key, value in base(instance).items() if value is not None}
+
+        return unstructure
+
+    converter.register_unstructure_hook_factory(omits_none, omit_none_hook)
     return converter
 
 

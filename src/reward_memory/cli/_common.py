@@ -32,6 +32,7 @@ class Outcome:
     packet: dict[str, Any]
     exit_code: int = 0
     text_lines: tuple[str, ...] = ()
+    printed: bool = False  # the verb wrote its own output (e.g. `schema show`)
 
 
 def summary_lines(packet: dict[str, Any]) -> list[str]:
@@ -51,6 +52,8 @@ def summary_lines(packet: dict[str, Any]) -> list[str]:
 
 def emit(outcome: Outcome, output_format: str) -> None:
     """Print an outcome as JSON (2-space indent, UTF-8 kept) or as a text summary."""
+    if outcome.printed:
+        return
     if output_format == "json":
         sys.stdout.write(json.dumps(outcome.packet, indent=2, ensure_ascii=False) + "\n")
         return
@@ -73,7 +76,17 @@ def error_packet(code: str, message: str, path: str | None) -> dict[str, Any]:
 
 
 def emit_error(code: str, message: str, path: str | None) -> None:
-    """Print an error packet on stdout (always JSON: it is meant for the caller's code)."""
+    """Print an error packet on stdout (always JSON: it is meant for the caller's code).
+
+    Messages are ours and never repeat input values, but a parser message can
+    quote an argument; anything with a credential or path shape is replaced.
+    """
+    from reward_memory.text import find_unsafe  # noqa: PLC0415
+
+    if find_unsafe(message) is not None:
+        message = "the arguments were not understood (an argument was withheld: it looks unsafe)"
+    if path is not None and find_unsafe(path) is not None:
+        path = "$"
     packet = error_packet(code, message, path)
     sys.stdout.write(json.dumps(packet, indent=2, ensure_ascii=False) + "\n")
 

@@ -185,7 +185,7 @@ def const(value: Any) -> Any:
     """A constant boundary flag: always emitted, never anything but ``value``."""
 
     def validate(_: Any, attribute: attrs.Attribute[Any], given: Any) -> None:
-        if given is not value:
+        if type(given) is not type(value) or given != value:
             raise RecordValidationError(
                 f"must be {str(value).lower() if isinstance(value, bool) else value!r}",
                 path=_path(attribute),

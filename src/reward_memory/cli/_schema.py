@@ -1,0 +1,54 @@
+"""``reward-memory schema list | show NAME | validate FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from reward_memory.cli._common import Outcome, read_json_input
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Sub-actions: list the bundled schemas, show one, or validate a packet file."""
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("list", help="list the bundled packet schemas")
+    show = actions.add_parser("show", help="print one schema document")
+    show.add_argument("name", help="a schema_version, e.g. reward_memory_corpus_health_v0")
+    validate = actions.add_parser("validate", help="validate a packet file (- for stdin)")
+    validate.add_argument("file")
+    for sub in actions.choices.values():
+        # Accept --format after the action too; SUPPRESS keeps the verb-level value otherwise.
+        sub.add_argument(
+            "--format", choices=("json", "text"), default=argparse.SUPPRESS, help="output format"
+        )
+
+
+def run(args: argparse.Namespace) -> Outcome:
+    """Dispatch the sub-action."""
+    from reward_memory import schemas, wire  # noqa: PLC0415
+
+    if args.action == "list":
+        from reward_memory.records.catalog import SchemaCatalog, SchemaEntry  # noqa: PLC0415
+
+        entries = tuple(
+            SchemaEntry(name=name, id=doc["$id"], title=doc.get("title", name))
+            for name in schemas.schema_names()
+            for doc in (schemas.get_schema(name),)
+        )
+        catalog = SchemaCatalog(schema_count=len(entries), schemas=entries)
+        lines = tuple(f"  {entry.name}" for entry in entries)
+        return Outcome(packet=wire.dump(catalog), text_lines=lines)
+    if args.action == "show":
+        # A schema is printed as itself (always JSON): it is a document, not a packet.
+        document = schemas.get_schema(args.name)
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return Outcome(packet=document, printed=True)
+    from reward_memory.records.catalog import SchemaValidation  # noqa: PLC0415
+
+    data = read_json_input(args.file, option="FILE")
+    record = wire.load(data)
+    result = SchemaValidation(
+        validated_schema=data["schema_version"], record_type=type(record).__name__
+    )
+    return Outcome(packet=wire.dump(result))
