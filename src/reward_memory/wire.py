@@ -37,6 +37,8 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_corpus_health_request_v0": "reward_memory.records.health:HealthRequest",
     "reward_memory_durable_envelope_v0": "reward_memory.records.envelope:DurableEnvelope",
     "reward_memory_error_v0": "reward_memory.records.error:ErrorPacket",
+    "reward_memory_active_record_v1": "reward_memory.records.active:ActiveRecord",
+    "reward_memory_active_record_v0": "reward_memory.records.active:LegacyActiveRecord",
     "reward_memory_schema_catalog_v0": "reward_memory.records.catalog:SchemaCatalog",
     "reward_memory_schema_validation_v0": "reward_memory.records.catalog:SchemaValidation",
 }

@@ -1,0 +1,129 @@
+"""The active record: an accepted, reviewed memory as the corpus owner persists it.
+
+``reward_memory_active_record_v1`` carries the full Stage-0 envelope (class,
+source, scope, authority, confidence, lifecycle state, supersession,
+revocation, expiry, privacy) beside its activation lineage. The original's
+``reward_memory_active_record_v0`` lacked authority, revocation and privacy
+visibility/retention; it is still *read* (see :class:`LegacyActiveRecord`) but
+never written (differs from the original).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from reward_memory.records import _fields as f
+from reward_memory.records.envelope import (
+    CLASS_IDS,
+    LIFECYCLE_STATES,
+    ClassId,
+    Confidence,
+    DurableEnvelope,
+    Expiry,
+    LifecycleState,
+    Privacy,
+    RecordAuthority,
+    RecordScope,
+    RecordSource,
+    Revocation,
+    Supersession,
+)
+
+__all__ = ["ActivationLineage", "ActiveRecord", "LegacyActiveRecord", "ReviewSummary"]
+
+
+@attrs.frozen(kw_only=True)
+class ReviewSummary:
+    """Who reviewed the candidate, under which review reference, and why (compact)."""
+
+    reviewer_ref: str = f.token()
+    review_ref: str = f.token()
+    reasoning_summary: str = f.text(500)
+
+
+@attrs.frozen(kw_only=True)
+class ActivationLineage:
+    """How the record became active: always an accepted review of a guard-passed candidate."""
+
+    effective_decision: Literal["accept"] = f.const("accept")
+    guard_passed: Literal[True] = f.const(True)
+    review_ref: str = f.token()
+
+
+@attrs.frozen(kw_only=True)
+class ActiveRecord:
+    """``reward_memory_active_record_v1``: the durable, recallable record."""
+
+    schema_version: Literal["reward_memory_active_record_v1"] = f.const(
+        "reward_memory_active_record_v1"
+    )
+    activation_ref: str = f.token()
+    activated_at: str = f.timestamp()
+    corpus_id: str = f.corpus_id()
+    candidate_ref: str = f.token()
+    content_summary: str = f.text(500)
+    class_id: ClassId = f.enum(*CLASS_IDS)
+    source: RecordSource
+    scope: RecordScope
+    authority: RecordAuthority
+    confidence: Confidence
+    lifecycle_state: LifecycleState = f.enum(*LIFECYCLE_STATES)
+    supersession: Supersession = attrs.field(factory=Supersession)
+    revocation: Revocation = attrs.field(factory=Revocation)
+    expiry: Expiry = attrs.field(factory=Expiry)
+    privacy: Privacy
+    review: ReviewSummary
+    activation_lineage: ActivationLineage
+    provider_write_performed: Literal[False] = f.const(False)
+    external_writes_performed: Literal[False] = f.const(False)
+
+    def __attrs_post_init__(self) -> None:
+        # The envelope's cross-field rules (authority per class, lifecycle
+        # consistency) apply to the active record exactly as to any durable record.
+        self.envelope()
+
+    def envelope(self) -> DurableEnvelope:
+        """The Stage-0 envelope of this record."""
+        return DurableEnvelope(
+            class_id=self.class_id,
+            source=self.source,
+            scope=self.scope,
+            authority=self.authority,
+            confidence=self.confidence,
+            lifecycle_state=self.lifecycle_state,
+            supersession=self.supersession,
+            revocation=self.revocation,
+            expiry=self.expiry,
+            privacy=self.privacy,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class LegacyActiveRecord:
+    """``reward_memory_active_record_v0`` as the original wrote it (read-only input).
+
+    Only the keys recall needs are typed; the original's optional ``review``,
+    ``activation_lineage`` and ``source`` blocks are kept as plain mappings. A
+    legacy record has no authority block: it is read as advisory only and can
+    never carry action authority.
+    """
+
+    schema_version: Literal["reward_memory_active_record_v0"] = f.const(
+        "reward_memory_active_record_v0"
+    )
+    corpus_id: str = f.corpus_id()
+    candidate_ref: str = f.token()
+    target_class: ClassId = f.enum(*CLASS_IDS)
+    content_summary: str = f.text(500)
+    scope: dict[str, Any]
+    lifecycle: dict[str, Any]
+    activation_ref: str | None = f.optional_token()
+    activated_at: str | None = f.optional_timestamp()
+    source: dict[str, Any] | None = None
+    review: dict[str, Any] | None = None
+    activation_lineage: dict[str, Any] | None = None
+    privacy: dict[str, Any] | None = None
+    provider_write_performed: bool = False
+    external_writes_performed: bool = False
