@@ -77,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     except BrokenPipeError:  # e.g. `reward-memory ... | head`
         return 0
+    except SystemExit as exc:  # argparse's own --help
+        return exc.code if isinstance(exc.code, int) else 0
     except UsageError as exc:
         return _fail("usage_error", str(exc), None)
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
