@@ -41,8 +41,8 @@ def _install_fingerprint() -> str:
 
 
 def ensure_venv() -> Path:
-    if sys.version_info < (3, 11):
-        sys.exit("reward-memory needs Python >= 3.11 (found %d.%d)" % sys.version_info[:2])
+    if sys.version_info < (3, 11):  # noqa: UP036 - this file must run on old Pythons to say so
+        sys.exit("reward-memory needs Python >= 3.11 (found {}.{})".format(*sys.version_info[:2]))
     if not _python().exists():
         print("dev.py: creating .venv", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
@@ -71,8 +71,12 @@ def test(py: Path, extra: list[str]) -> int:
 
 def lint(py: Path, extra: list[str]) -> int:
     del extra
-    code = _run([str(py), "-m", "ruff", "check", "src", "tests", "benchmarks", "examples", "dev.py"])
-    code |= _run([str(py), "-m", "ruff", "format", "--check", "src", "tests", "benchmarks", "examples"])
+    code = _run(
+        [str(py), "-m", "ruff", "check", "src", "tests", "benchmarks", "examples", "dev.py"]
+    )
+    code |= _run(
+        [str(py), "-m", "ruff", "format", "--check", "src", "tests", "benchmarks", "examples"]
+    )
     return code | _run([str(py), "-m", "mypy"])
 
 

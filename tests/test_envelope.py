@@ -97,7 +97,9 @@ def test_authority_level_is_bounded_by_class(class_id: str, level: str) -> None:
     scopes = ("a:b",) if level in ("constraint", "veto") else ()
     authority = RecordAuthority(level=level, action_scopes=scopes, checkpoint_ref="auth:x")  # type: ignore[arg-type]
     with pytest.raises(RecordValidationError) as info:
-        envelope(class_id=class_id, authority=authority, expiry=Expiry(expires_at="2027-01-01T00:00:00Z"))
+        envelope(
+            class_id=class_id, authority=authority, expiry=Expiry(expires_at="2027-01-01T00:00:00Z")
+        )
     assert info.value.path == "$.authority.level"
     assert info.value.code == "authority_widened"
 
@@ -120,7 +122,10 @@ def test_action_authority_needs_scopes_and_a_checkpoint() -> None:
     ("changes", "path"),
     [
         ({"lifecycle_state": "revoked"}, "$.revocation.revoked_by_ref"),
-        ({"revocation": Revocation(revoked_by_ref="control:revoke:1")}, "$.revocation.revoked_by_ref"),
+        (
+            {"revocation": Revocation(revoked_by_ref="control:revoke:1")},
+            "$.revocation.revoked_by_ref",
+        ),
         ({"lifecycle_state": "superseded"}, "$.supersession.superseded_by_ref"),
         ({"lifecycle_state": "expired"}, "$.expiry.expires_at"),
         ({"lifecycle_state": "retired"}, "$.expiry.retired_reason"),
@@ -135,7 +140,9 @@ def test_lifecycle_state_agrees_with_its_references(changes: dict[str, Any], pat
 
 def test_consistent_lifecycles_are_accepted() -> None:
     envelope(lifecycle_state="revoked", revocation=Revocation(revoked_by_ref="control:r:1"))
-    envelope(lifecycle_state="superseded", supersession=Supersession(superseded_by_ref="candidate:x"))
+    envelope(
+        lifecycle_state="superseded", supersession=Supersession(superseded_by_ref="candidate:x")
+    )
     envelope(lifecycle_state="expired", expiry=Expiry(expires_at="2026-01-01T00:00:00Z"))
     envelope(lifecycle_state="retired", expiry=Expiry(retired_reason="reviewed_retirement"))
 
@@ -181,7 +188,11 @@ def test_wire_names_nested_validator_failures() -> None:
 def test_structure_names_record_invariant_failures() -> None:
     # Schema-valid but violating a cross-field rule: the record says where.
     data = wire.dump(envelope())
-    data["authority"] = {"level": "advisory", "action_scopes": ["repo:write"], "checkpoint_ref": None}
+    data["authority"] = {
+        "level": "advisory",
+        "action_scopes": ["repo:write"],
+        "checkpoint_ref": None,
+    }
     with pytest.raises(RecordValidationError) as info:
         wire.load(data)
     assert info.value.path == "$.authority.action_scopes"

@@ -25,7 +25,9 @@ def test_import_is_lazy() -> None:
     loaded = _modules_after("import reward_memory")
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
     assert "importlib.metadata" not in loaded
-    assert not {m for m in loaded if m.startswith("reward_memory.") and m != "reward_memory._version"}
+    assert not {
+        m for m in loaded if m.startswith("reward_memory.") and m != "reward_memory._version"
+    }
 
 
 def test_architecture_verb_needs_no_converter_or_jsonschema() -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         SchemaError,
         UnsafeTextError,
     )
+    from reward_memory.providers.discovery import available_providers, get_provider
 
 __all__ = [
     "ProviderConfigError",
@@ -33,6 +34,8 @@ __all__ = [
     "SchemaError",
     "UnsafeTextError",
     "__version__",
+    "available_providers",
+    "get_provider",
 ]
 
 # public name -> module that defines it
@@ -46,6 +49,8 @@ _LAZY: dict[str, str] = {
     "RewardMemoryError": "reward_memory.errors",
     "SchemaError": "reward_memory.errors",
     "UnsafeTextError": "reward_memory.errors",
+    "available_providers": "reward_memory.providers.discovery",
+    "get_provider": "reward_memory.providers.discovery",
 }
 
 

@@ -124,7 +124,7 @@ class ProviderConfigError(ProviderError, ValueError):
     code = "provider_config_invalid"
 
 
-class ProviderUnavailable(ProviderError):  # noqa: N818 - the SPI's name for it, per DESIGN.md
+class ProviderUnavailable(ProviderError):  # the SPI's name for it (DESIGN.md §7), not ...Error
     """The provider could not be reached or did not answer in time.
 
     Raised by providers for transport failures; the core turns it into a

@@ -118,25 +118,26 @@ def _translate(error: jsonschema.ValidationError) -> RecordValidationError:
     from jsonschema.exceptions import best_match  # noqa: PLC0415
 
     if error.context:
-        error = best_match(_iter_leaves(error))
+        # best_match descends into anyOf/oneOf itself and prefers the branch
+        # that got furthest (a bad token, not "must be null").
+        error = best_match([error])
     path = _path_of(error)
     keyword = error.validator
-    if keyword == "additionalProperties" or keyword == "unevaluatedProperties":
-        instance = error.instance if isinstance(error.instance, dict) else {}
+    value: Any = error.validator_value
+    given: Any = error.instance
+    if keyword in ("additionalProperties", "unevaluatedProperties"):
+        instance = given if isinstance(given, dict) else {}
         allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
         extras = sorted(key for key in instance if key not in allowed)
         first = join_path(path, extras[0]) if extras else path
         names = ", ".join(extras)
-        return RecordValidationError(
-            f"unknown field: {names}", path=first, code="unknown_field"
-        )
+        return RecordValidationError(f"unknown field: {names}", path=first, code="unknown_field")
     if keyword == "required":
-        missing = [key for key in error.validator_value if key not in error.instance]
+        missing = [key for key in value if key not in given]
         target = join_path(path, missing[0]) if missing else path
         return RecordValidationError("required field is missing", path=target, code="missing_field")
     if keyword == "type":
-        expected = error.validator_value
-        shown = expected if isinstance(expected, str) else " or ".join(expected)
+        shown = value if isinstance(value, str) else " or ".join(value)
         return RecordValidationError(f"must be of type {shown}", path=path, code="wrong_type")
     if keyword == "maxLength":
         return RecordValidationError(
@@ -150,15 +151,15 @@ def _translate(error: jsonschema.ValidationError) -> RecordValidationError:
             "does not match the required grammar", path=path, code="invalid_format"
         )
     if keyword in ("const", "enum"):
-        choices = (
-            [error.validator_value] if keyword == "const" else list(error.validator_value)
-        )
+        choices = [value] if keyword == "const" else list(value)
         shown = ", ".join(json.dumps(choice) for choice in choices)
         code = "schema_version_unsupported" if path == _SCHEMA_VERSION_PATH else "invalid_value"
         return RecordValidationError(f"must be one of: {shown}", path=path, code=code)
     if keyword in ("minItems", "maxItems", "uniqueItems", "minimum", "maximum"):
         return RecordValidationError(
-            f"violates {keyword} {json.dumps(error.validator_value)}", path=path, code="invalid_value"
+            f"violates {keyword} {json.dumps(error.validator_value)}",
+            path=path,
+            code="invalid_value",
         )
     return RecordValidationError(f"violates {keyword}", path=path, code="invalid_value")
 
@@ -175,7 +176,9 @@ def validate(instance: Any, name: str | None = None) -> str:
         version = instance.get("schema_version")
         if version is None:
             raise RecordValidationError(
-                "schema_version is missing", path=_SCHEMA_VERSION_PATH, code="schema_version_missing"
+                "schema_version is missing",
+                path=_SCHEMA_VERSION_PATH,
+                code="schema_version_missing",
             )
         if not isinstance(version, str) or version == "common" or version not in _documents():
             raise RecordValidationError(

@@ -41,6 +41,7 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_active_record_v0": "reward_memory.records.active:LegacyActiveRecord",
     "reward_memory_schema_catalog_v0": "reward_memory.records.catalog:SchemaCatalog",
     "reward_memory_schema_validation_v0": "reward_memory.records.catalog:SchemaValidation",
+    "reward_memory_providers_v0": "reward_memory.records.providers:ProvidersReport",
 }
 
 
@@ -60,14 +61,15 @@ def packet_type(schema_version: str) -> type[Any]:
 
 @functools.cache
 def _converter() -> Converter:
-    from cattrs.preconf.json import make_converter  # noqa: PLC0415 - off the import path
-
     import attrs  # noqa: PLC0415
     from cattrs.gen import make_dict_unstructure_fn  # noqa: PLC0415
+    from cattrs.preconf.json import make_converter  # noqa: PLC0415 - off the import path
 
     converter = make_converter(forbid_extra_keys=True, detailed_validation=True)
     # Records keep tuples (immutable); the wire gets lists.
-    converter.register_unstructure_hook(tuple, lambda value: [converter.unstructure(v) for v in value])
+    converter.register_unstructure_hook(
+        tuple, lambda value: [converter.unstructure(v) for v in value]
+    )
 
     # A record may declare `__rm_omit_none__ = True`: its optional keys are left
     # out of the wire form when absent, as the original packets do.
@@ -123,7 +125,8 @@ def load(data: Any, expected: type[T] | None = None) -> T:
     cls = packet_type(name)
     if expected is not None and cls is not expected:
         raise RecordValidationError(
-            f"expected a {expected.__name__} packet", path="$.schema_version",
+            f"expected a {expected.__name__} packet",
+            path="$.schema_version",
             code="schema_version_unsupported",
         )
     return cast("T", structure(data, cls))
@@ -164,7 +167,8 @@ def _first_error(exc: BaseException, root: str) -> RecordValidationError:
     if isinstance(leaf, ForbiddenExtraKeysError):
         extras = sorted(leaf.extra_fields)
         return RecordValidationError(
-            f"unknown field: {', '.join(extras)}", path=join_path(path, extras[0]),
+            f"unknown field: {', '.join(extras)}",
+            path=join_path(path, extras[0]),
             code="unknown_field",
         )
     if isinstance(leaf, KeyError):

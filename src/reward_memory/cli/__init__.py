@@ -51,8 +51,7 @@ def _top_parser() -> _Parser:
         description="Govern what an AI agent may remember from human feedback.",
         allow_abbrev=False,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="verbs:\n"
-        + "\n".join(f"  {name:<18}{text}" for name, (_, text) in VERBS.items()),
+        epilog="verbs:\n" + "\n".join(f"  {name:<18}{text}" for name, (_, text) in VERBS.items()),
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("verb", nargs="?", choices=list(VERBS), metavar="VERB")

@@ -100,10 +100,7 @@ def read_json_input(name: str | None, *, option: str = "--input") -> Any:
     if name is None:
         raise RecordValidationError("a file is required", path=option, code="missing_input")
     try:
-        if name == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            raw = Path(name).read_bytes()
+        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
     except FileNotFoundError:
         raise RecordValidationError(
             "the input file does not exist", path=option, code="file_not_found"

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> Outcome:
     from reward_memory.records.catalog import SchemaValidation  # noqa: PLC0415
 
     data = read_json_input(args.file, option="FILE")
-    record = wire.load(data)
+    record: object = wire.load(data)
     result = SchemaValidation(
         validated_schema=data["schema_version"], record_type=type(record).__name__
     )

@@ -26,6 +26,21 @@ Transport failures and timeouts raise :class:`ProviderUnavailable`; the core
 turns that into fail-open statuses. Bad arguments (an invalid key, a negative
 limit) raise :class:`~reward_memory.errors.RecordValidationError`.
 
+Provider classes (what the ``reward_memory.providers`` entry point names, as
+``package.module:Class``; checked by discovery when the class loads):
+
+- class attributes ``provider_id: str`` (equal to the entry-point name, which is
+  also the URL scheme: lower-case letters, digits, ``+ . -``) and
+  ``spi_version: int`` (:data:`SPI_VERSION`);
+- ``__init__(self, *, <option>=..., ...)``: keyword options only. An unknown
+  option or a bad value raises :class:`~reward_memory.errors.ProviderConfigError`
+  naming the option (``get_provider`` checks names against the signature first);
+- ``@classmethod from_url(cls, url: str) -> Self``: ``<provider_id>://<location>?<options>``,
+  the query string carrying the same options as ``__init__``. A malformed URL
+  raises ``ProviderConfigError`` without repeating the URL, and creates nothing
+  (no file, no directory, no connection) before it is known to be valid;
+- the operations in the table above, and ``close()``.
+
 Compatibility: a new *optional* capability is added as a method the core
 looks up with ``getattr`` and a default; anything that breaks existing
 providers bumps :data:`SPI_VERSION`.
@@ -153,7 +168,9 @@ class Provider(Protocol):
         """Return at most ``limit`` hits from inside ``scope``."""
         ...
 
-    def delete(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> DeleteResult:
+    def delete(
+        self, *, scope: ProviderScope, ref: str, timeout: float | None = None
+    ) -> DeleteResult:
         """Remove ``ref`` from ``scope``; a missing ref is not an error."""
         ...
 
@@ -170,7 +187,8 @@ def check_limit(limit: object) -> int:
     """Validate a search limit (1..MAX_SEARCH_LIMIT) for provider implementations."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
         raise RecordValidationError(
-            f"limit must be an integer between 1 and {MAX_SEARCH_LIMIT}", path="$.limit",
+            f"limit must be an integer between 1 and {MAX_SEARCH_LIMIT}",
+            path="$.limit",
             code="invalid_value",
         )
     return limit

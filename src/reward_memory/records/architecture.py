@@ -45,7 +45,9 @@ class MemoryClassSpec:
     subtype_status: dict[str, str] | None = None
 
 
-def _five_classes(_: Any, attribute: attrs.Attribute[Any], value: tuple[MemoryClassSpec, ...]) -> None:
+def _five_classes(
+    _: Any, attribute: attrs.Attribute[Any], value: tuple[MemoryClassSpec, ...]
+) -> None:
     from reward_memory.errors import RecordValidationError  # noqa: PLC0415
 
     if tuple(spec.class_id for spec in value) != CLASS_IDS:

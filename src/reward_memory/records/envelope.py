@@ -127,7 +127,9 @@ class RecordAuthority:
     checkpoint_ref: str | None = f.optional_token()
 
     @action_scopes.validator
-    def _scopes_need_force(self, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]) -> None:
+    def _scopes_need_force(
+        self, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+    ) -> None:
         del attribute
         if value and self.level in ("evidence", "advisory"):
             raise RecordValidationError(
