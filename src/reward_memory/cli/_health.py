@@ -1,0 +1,74 @@
+"""``reward-memory health-check``: classify corpus health for a fixture case or a request file.
+
+``--case`` (default ``retrieval-verified``) classifies one of the ten reference
+fixtures; ``--input FILE`` (``-`` for stdin) classifies a real
+``reward_memory_corpus_health_request_v0`` packet. A contradictory or invalid
+request is an error packet and exit 2, naming the field path.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reward_memory.cli._common import Outcome
+
+if TYPE_CHECKING:
+    import argparse
+
+# Kept here (not imported from reward_memory.health) so that building the
+# parser costs nothing; tests pin the two lists together.
+CASES = (
+    "unavailable",
+    "empty",
+    "stale",
+    "wrong-project",
+    "wrong-surface",
+    "index-unavailable",
+    "retrieval-failed",
+    "readback-unverified",
+    "retrieval-verified",
+    "applied-verified",
+)
+DEFAULT_CASE = "retrieval-verified"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """``--case NAME`` or ``--input FILE`` (mutually exclusive)."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--case",
+        choices=CASES,
+        default=None,
+        metavar="CASE",
+        help=f"a fixture case: {', '.join(CASES)} (default {DEFAULT_CASE})",
+    )
+    source.add_argument(
+        "--input",
+        default=None,
+        metavar="FILE",
+        help="a reward_memory_corpus_health_request_v0 JSON file (- for stdin)",
+    )
+
+
+def run(args: argparse.Namespace) -> Outcome:
+    """Classify, and print the ``reward_memory_corpus_health_v0`` packet."""
+    from reward_memory.health import classify_request, health_case  # noqa: PLC0415
+    from reward_memory.records.corpus import as_plain  # noqa: PLC0415
+
+    if args.input is not None:
+        # Untrusted input: JSON Schema first (strict types, unknown fields), then records.
+        from reward_memory import wire  # noqa: PLC0415
+        from reward_memory.cli._common import read_json_object  # noqa: PLC0415
+        from reward_memory.records.health import HealthRequest  # noqa: PLC0415
+
+        request = wire.load(read_json_object(args.input), HealthRequest)
+    else:
+        request = health_case(args.case or DEFAULT_CASE)
+    health = classify_request(request)
+    pipeline = as_plain(health.pipeline)
+    lines = (
+        f"  may_apply_memory: {str(health.may_apply_memory).lower()}",
+        "  pipeline: "
+        + ", ".join(f"{key}={str(value).lower()}" for key, value in pipeline.items()),
+    )
+    return Outcome(packet=as_plain(health), text_lines=lines)
