@@ -1,0 +1,381 @@
+"""Provider discovery through the ``reward_memory.providers`` entry-point group.
+
+The group is scanned once, on first use (never at ``import reward_memory``), and
+its entries are kept as ``module:Class`` strings: a provider module is imported
+only when that provider is asked for by name, or when every provider is listed.
+
+- :func:`available_providers` lists every installed entry point. A provider that
+  fails to import, or does not satisfy the SPI, is logged on the
+  ``reward_memory.providers`` logger and reported with its ``load_error``; it
+  never stops the listing.
+- :func:`load_provider_class` returns one provider class, or raises
+  :class:`~reward_memory.errors.ProviderNotFoundError` (unknown id) or
+  :class:`~reward_memory.errors.ProviderLoadError` (import or SPI check failed,
+  naming the distribution).
+- Two distributions claiming one id is :class:`ProviderConflictError`, never a
+  silent override (fsspec's ``clobber=True`` is the anti-pattern here).
+- :func:`get_provider` builds a provider from a URL (``sqlite:///abs/memory.db``,
+  ``memory://``) or a bare id plus keyword options. The URL scheme is the id.
+
+What a provider class must look like is described in :mod:`reward_memory.providers.spi`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import re
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from reward_memory.errors import (
+    ProviderConfigError,
+    ProviderLoadError,
+    ProviderNotFoundError,
+)
+from reward_memory.grammars import TOKEN
+from reward_memory.providers.spi import SPI_VERSION
+from reward_memory.records.providers import (
+    LOAD_ERROR_LIMIT,
+    PROVIDER_ID,
+    VERSION,
+    ProviderInfo,
+)
+from reward_memory.text import find_unsafe
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from reward_memory.providers.spi import Provider
+
+__all__ = [
+    "COMPATIBLE_SPI_VERSIONS",
+    "GROUP",
+    "ProviderConflictError",
+    "available_providers",
+    "get_provider",
+    "load_provider_class",
+    "provider_ids",
+    "rescan",
+    "split_spec",
+]
+
+GROUP: Final = "reward_memory.providers"
+# SPI versions this core can drive. Grows only when a version stays compatible.
+COMPATIBLE_SPI_VERSIONS: Final = frozenset({SPI_VERSION})
+# Everything a provider class must offer (checked when it loads, like pluggy's _verify_hook).
+REQUIRED_METHODS: Final = ("write", "read", "search", "delete", "inventory", "close", "from_url")
+
+logger = logging.getLogger("reward_memory.providers")
+
+# importlib.metadata's own grammar for an entry-point value ("pkg.mod:Class [extra]").
+_VALUE: Final = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[.*\])?\s*$")
+_OPTION_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+class ProviderConflictError(ProviderLoadError):
+    """Two or more distributions register the same provider id.
+
+    Discovery refuses to pick one: uninstall one of them (or rename its entry point).
+    """
+
+    code = "provider_id_conflict"
+
+    def __init__(self, message: str, *, distributions: tuple[str, ...]) -> None:
+        super().__init__(message, distribution=None)
+        self.distributions = distributions
+
+
+@attrs.frozen(kw_only=True)
+class _Entry:
+    """One entry point, recorded as strings (nothing imported yet)."""
+
+    name: str
+    value: str
+    distribution: str | None
+    version: str | None
+
+
+def _public(name: str | None, pattern: re.Pattern[str]) -> str | None:
+    """``name`` when it fits ``pattern`` and is public-safe, else ``None``."""
+    if name is None or pattern.fullmatch(name) is None or find_unsafe(name) is not None:
+        return None
+    return name
+
+
+def _index(entries: Iterable[_Entry]) -> Mapping[str, tuple[_Entry, ...]]:
+    """Group entries by provider id, de-duplicating identical registrations."""
+    grouped: dict[str, list[_Entry]] = {}
+    for entry in entries:
+        same_id = grouped.setdefault(entry.name, [])
+        if not any(
+            seen.distribution == entry.distribution and seen.value == entry.value
+            for seen in same_id
+        ):
+            same_id.append(entry)
+    return MappingProxyType({name: tuple(found) for name, found in sorted(grouped.items())})
+
+
+@functools.cache
+def _scan() -> Mapping[str, tuple[_Entry, ...]]:
+    # importlib.metadata costs ~10 ms to import and more to scan sys.path: it is
+    # paid on first use of discovery, never by ``import reward_memory``.
+    from importlib.metadata import entry_points  # noqa: PLC0415
+
+    entries = []
+    for point in entry_points().select(group=GROUP):
+        dist = getattr(point, "dist", None)
+        entries.append(
+            _Entry(
+                name=point.name,
+                value=point.value,
+                distribution=None if dist is None else dist.name,
+                version=None if dist is None else dist.version,
+            )
+        )
+    return _index(entries)
+
+
+def rescan() -> None:
+    """Forget the cached entry-point scan (after installing a distribution at run time)."""
+    importlib.invalidate_caches()
+    _scan.cache_clear()
+
+
+def provider_ids() -> list[str]:
+    """The ids of every installed provider entry point, sorted (nothing is imported)."""
+    return list(_scan())
+
+
+def _describe(exc: BaseException) -> str:
+    """A public-safe, one-line description of an import failure."""
+    kind = type(exc).__name__
+    message = " ".join(str(exc).split())
+    if not message or find_unsafe(message) is not None:
+        return kind
+    text = f"{kind}: {message}"
+    return text if len(text) <= LOAD_ERROR_LIMIT - 40 else kind
+
+
+def _dist_label(entry: _Entry) -> str:
+    return _public(entry.distribution, TOKEN) or "an unnamed distribution"
+
+
+def _import_entry(entry: _Entry) -> object:
+    match = _VALUE.match(entry.value)
+    if match is None or not match.group("attr"):
+        raise ProviderLoadError(
+            f"provider {entry.name!r} from distribution {_dist_label(entry)!r} has a malformed "
+            "entry point: it must name a class as 'package.module:Class'",
+            distribution=entry.distribution,
+        )
+    try:
+        target: object = importlib.import_module(match.group("module"))
+        for part in match.group("attr").split("."):
+            target = getattr(target, part)
+    except Exception as exc:
+        raise ProviderLoadError(
+            f"provider {entry.name!r} from distribution {_dist_label(entry)!r} failed to "
+            f"import ({_describe(exc)})",
+            distribution=entry.distribution,
+        ) from exc
+    return target
+
+
+def _spi_problem(obj: object, provider_id: str) -> str | None:
+    """What keeps ``obj`` from being a provider class for ``provider_id``, if anything."""
+    if not isinstance(obj, type):
+        return "the entry point does not name a class"
+    declared = getattr(obj, "provider_id", None)
+    if declared != provider_id:
+        return f"its provider_id must equal the entry-point name {provider_id!r}"
+    spi = getattr(obj, "spi_version", None)
+    if isinstance(spi, bool) or not isinstance(spi, int):
+        return "it has no integer spi_version"
+    if spi not in COMPATIBLE_SPI_VERSIONS:
+        supported = ", ".join(str(v) for v in sorted(COMPATIBLE_SPI_VERSIONS))
+        return f"it implements SPI version {spi}; this reward-memory supports {supported}"
+    missing = [name for name in REQUIRED_METHODS if not callable(getattr(obj, name, None))]
+    if missing:
+        return f"it lacks {', '.join(missing)}"
+    return None
+
+
+def _load(entry: _Entry) -> type[Provider]:
+    obj = _import_entry(entry)
+    problem = _spi_problem(obj, entry.name)
+    if problem is not None:
+        raise ProviderLoadError(
+            f"provider {entry.name!r} from distribution {_dist_label(entry)!r} does not "
+            f"satisfy the provider SPI: {problem}",
+            distribution=entry.distribution,
+        )
+    return obj  # type: ignore[return-value]  # checked structurally just above
+
+
+def _conflict(provider_id: str, entries: tuple[_Entry, ...]) -> ProviderConflictError:
+    names = tuple(_dist_label(entry) for entry in entries)
+    return ProviderConflictError(
+        f"provider id {provider_id!r} is registered by {len(entries)} distributions "
+        f"({', '.join(names)}); uninstall all but one, since reward-memory never picks "
+        "one silently",
+        distributions=names,
+    )
+
+
+def _not_found(provider_id: str) -> ProviderNotFoundError:
+    known = ", ".join(_scan()) or "none"
+    shown = repr(provider_id) if PROVIDER_ID.fullmatch(provider_id) else "with that id"
+    return ProviderNotFoundError(
+        f"provider {shown} is either misspelled or not installed (installed providers: {known})",
+    )
+
+
+def load_provider_class(provider_id: str) -> type[Provider]:
+    """Import and check the provider class registered as ``provider_id``.
+
+    Raises:
+        ProviderNotFoundError: no installed distribution registers ``provider_id``.
+        ProviderConflictError: two or more distributions register it.
+        ProviderLoadError: importing it failed, or it does not satisfy the SPI.
+    """
+    if not isinstance(provider_id, str):
+        raise ProviderConfigError("a provider id must be a string")
+    entries = _scan().get(provider_id)
+    if not entries:
+        raise _not_found(provider_id)
+    if len(entries) > 1:
+        raise _conflict(provider_id, entries)
+    return _load(entries[0])
+
+
+def available_providers() -> list[ProviderInfo]:
+    """Every installed provider entry point, sorted by id (each one is imported).
+
+    A provider that fails to load is logged and reported with ``load_error``;
+    this function never raises for a broken provider.
+    """
+    infos: list[ProviderInfo] = []
+    for provider_id, entries in _scan().items():
+        if PROVIDER_ID.fullmatch(provider_id) is None:
+            logger.warning(
+                "skipping a provider entry point from %s: its name is not a valid provider id",
+                ", ".join(_dist_label(entry) for entry in entries),
+            )
+            continue
+        conflict = _conflict(provider_id, entries) if len(entries) > 1 else None
+        if conflict is not None:
+            logger.warning("%s", conflict.message)
+        for entry in entries:
+            spi_version: int | None = None
+            error: str | None = None
+            if conflict is not None:
+                error = conflict.message
+            else:
+                try:
+                    spi_version = getattr(_load(entry), "spi_version", None)
+                except ProviderLoadError as exc:
+                    error = exc.message
+                    # One line at WARNING; the traceback only for those who ask for DEBUG.
+                    logger.warning("%s", exc.message)
+                    logger.debug("provider %r load failure", provider_id, exc_info=True)
+            infos.append(
+                ProviderInfo(
+                    provider_id=provider_id,
+                    distribution=_public(entry.distribution, TOKEN),
+                    version=_public(entry.version, VERSION),
+                    spi_version=spi_version,
+                    load_error=_fit(error),
+                )
+            )
+    return infos
+
+
+def _fit(message: str | None) -> str | None:
+    """Make a load error fit the public record: bounded, and never unsafe text."""
+    if message is None:
+        return None
+    if len(message) > LOAD_ERROR_LIMIT:
+        message = message[: LOAD_ERROR_LIMIT - 3].rstrip() + "..."
+    if find_unsafe(message) is not None:
+        return "the provider failed to load (details withheld: they look like a path or secret)"
+    return message
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """Split a provider spec into ``(provider_id, url_or_None)``.
+
+    ``"sqlite:///abs/memory.db"`` gives ``("sqlite", "sqlite:///abs/memory.db")``;
+    a bare id ``"sqlite"`` gives ``("sqlite", None)``. The spec itself is never
+    repeated in an error message (a URL may hold a path or a credential).
+
+    Raises:
+        ProviderConfigError: not a string, or not a provider id / ``id://...`` URL.
+    """
+    if not isinstance(spec, str):
+        raise ProviderConfigError("a provider spec must be a string such as 'memory://'")
+    scheme, sep, _ = spec.partition("://")
+    provider_id = scheme if sep else spec
+    if PROVIDER_ID.fullmatch(provider_id) is None:
+        raise ProviderConfigError(
+            "a provider spec must be a provider id (such as 'sqlite') or a URL whose "
+            "scheme is one (such as 'sqlite:///abs/path/memory.db' or 'memory://')"
+        )
+    return provider_id, (spec if sep else None)
+
+
+def _check_options(cls: type[Any], provider_id: str, options: Mapping[str, Any]) -> None:
+    import inspect  # noqa: PLC0415 - only paid when options are given
+
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature: the provider checks
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    accepted = sorted(
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
+    for name in options:
+        if name not in accepted:
+            shown = repr(name) if _OPTION_NAME.fullmatch(name) else "(not an identifier)"
+            raise ProviderConfigError(
+                f"unknown option {shown} for provider {provider_id!r}; "
+                f"it accepts: {', '.join(accepted) or 'no options'}"
+            )
+
+
+def get_provider(spec: str, **options: Any) -> Provider:
+    """Build a provider from a URL or a bare provider id.
+
+    Args:
+        spec: ``"memory://"``, ``"sqlite://"`` (its default location),
+            ``"sqlite:///abs/path/memory.db"``, or a bare id such as ``"sqlite"``.
+            A URL's scheme is the provider id; its query string carries options
+            and is parsed by the provider's ``from_url``.
+        **options: keyword options for a bare id (passed to the provider class).
+            With a URL, options go in the query string instead.
+
+    Raises:
+        ProviderConfigError: a malformed spec, an unknown or invalid option.
+        ProviderNotFoundError: no installed provider has that id.
+        ProviderLoadError: the provider is installed but failed to load.
+
+    .. versionadded:: 0.1.0
+    """
+    provider_id, url = split_spec(spec)
+    cls = load_provider_class(provider_id)
+    if url is not None:
+        if options:
+            raise ProviderConfigError(
+                "options cannot be combined with a provider URL: put them in the URL's "
+                "query string, or pass the bare provider id with keyword options"
+            )
+        return cls.from_url(url)  # type: ignore[attr-defined, no-any-return]
+    _check_options(cls, provider_id, options)
+    return cls(**options)

@@ -1,0 +1,176 @@
+"""The in-memory provider (and a third-party one) against the conformance kit."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+from _distributions import DATA
+from reward_memory.testing import InMemoryProvider
+from reward_memory.testing.conformance import ProviderConformance
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from reward_memory.providers.spi import Provider
+
+pytest_plugins = ["pytester"]
+
+
+class TestInMemoryConformance(ProviderConformance):
+    def make_provider(self, tmp_path: Path) -> Provider:
+        return InMemoryProvider()
+
+    def make_unavailable_provider(self, tmp_path: Path) -> Provider | None:
+        return InMemoryProvider(unavailable=True)
+
+    def make_timeout_provider(self, tmp_path: Path) -> Provider | None:
+        return InMemoryProvider(slow_seconds=30.0)
+
+
+class TestMemoryThroughDiscoveryConformance(ProviderConformance):
+    """The same provider, built the way applications build it."""
+
+    def make_provider(self, tmp_path: Path) -> Provider:
+        from reward_memory.providers.discovery import get_provider
+
+        return get_provider("memory://")
+
+    def make_timeout_provider(self, tmp_path: Path) -> Provider | None:
+        from reward_memory.providers.discovery import get_provider
+
+        return get_provider("memory://?slow_seconds=30")
+
+
+class TestThirdPartyConformance(ProviderConformance):
+    """A provider written only against the public SPI (tests/data/thirdparty_provider)."""
+
+    def make_provider(self, tmp_path: Path) -> Provider:
+        sys.path.insert(0, str(DATA / "thirdparty_provider"))
+        try:
+            from rm_thirdparty_provider import ThirdPartyProvider
+        finally:
+            sys.path.remove(str(DATA / "thirdparty_provider"))
+        return ThirdPartyProvider()
+
+
+# -- the kit itself ----------------------------------------------------------------------
+
+
+def test_kit_base_class_is_not_collected_and_needs_make_provider(tmp_path: Path) -> None:
+    assert not ProviderConformance.__name__.startswith("Test")
+    with pytest.raises(NotImplementedError):
+        ProviderConformance().make_provider(tmp_path)
+    assert ProviderConformance().make_unavailable_provider(tmp_path) is None
+    assert ProviderConformance().make_timeout_provider(tmp_path) is None
+
+
+def test_override_without_xfail_is_caught() -> None:
+    class Cheating(ProviderConformance):
+        def test_exact_readback(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    with pytest.raises(pytest.fail.Exception, match="test_exact_readback"):
+        Cheating().test_no_overrides_DO_NOT_OVERRIDE()
+
+
+def test_override_with_xfail_reason_is_allowed() -> None:
+    class Honest(ProviderConformance):
+        @pytest.mark.xfail(reason="no emoji support yet")
+        def test_exact_readback(self, *args: object, **kwargs: object) -> None:
+            raise AssertionError
+
+    Honest().test_no_overrides_DO_NOT_OVERRIDE()
+
+
+def test_override_with_xfail_without_reason_is_caught() -> None:
+    class Vague(ProviderConformance):
+        @pytest.mark.xfail
+        def test_search_limit(self, *args: object, **kwargs: object) -> None:
+            raise AssertionError
+
+    with pytest.raises(pytest.fail.Exception, match="test_search_limit"):
+        Vague().test_no_overrides_DO_NOT_OVERRIDE()
+
+
+# -- the kit catches broken providers (mutants run in a nested pytest session) ----------
+
+_MUTANTS = '''
+from reward_memory.providers.spi import ProviderScope, SearchResult
+from reward_memory.testing import InMemoryProvider
+from reward_memory.testing.conformance import ProviderConformance
+
+
+class PeerBlind(InMemoryProvider):
+    """Forgets the actor peer: every peer shares one store."""
+
+    def _enter_scope(self, scope):
+        return ProviderScope(namespace=scope.namespace, scope_ref=scope.scope_ref)
+
+    def write(self, *, scope, **kw):
+        return super().write(scope=self._enter_scope(scope), **kw)
+
+    def read(self, *, scope, **kw):
+        return super().read(scope=self._enter_scope(scope), **kw)
+
+    def search(self, *, scope, **kw):
+        return super().search(scope=self._enter_scope(scope), **kw)
+
+    def delete(self, *, scope, **kw):
+        return super().delete(scope=self._enter_scope(scope), **kw)
+
+    def inventory(self, *, scope, **kw):
+        return super().inventory(scope=self._enter_scope(scope), **kw)
+
+
+class Trimming(InMemoryProvider):
+    """Strips trailing whitespace on write."""
+
+    def write(self, *, content, **kw):
+        trimmed = content.rstrip() if isinstance(content, str) else content
+        return super().write(content=trimmed, **kw)
+
+
+class Limitless(InMemoryProvider):
+    """Ignores the search limit."""
+
+    def search(self, *, limit, **kw):
+        return super().search(limit=100, **kw)
+
+
+class TestPeerBlind(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return PeerBlind()
+
+
+class TestTrimming(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return Trimming()
+
+
+class TestLimitless(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return Limitless()
+'''
+
+
+def test_the_kit_fails_broken_providers(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mutants=_MUTANTS)
+    result = pytester.runpytest(
+        "-q", "-p", "no:cacheprovider", "-k", "isolation or readback or limit"
+    )
+    failed = {
+        line.split("::", 2)[1] + "::" + line.split("::", 2)[2].split(" ")[0]
+        for line in result.outlines
+        if line.startswith("FAILED ")
+    }
+    assert "TestPeerBlind::test_scope_isolation[peer_vs_none]" in failed
+    assert "TestPeerBlind::test_scope_isolation[peer_vs_peer]" in failed
+    assert "TestPeerBlind::test_scope_isolation[namespace]" not in failed
+    assert "TestTrimming::test_exact_readback[trailing_whitespace]" in failed
+    assert "TestTrimming::test_exact_readback[crlf]" in failed
+    assert "TestTrimming::test_exact_readback[unicode]" not in failed
+    assert "TestLimitless::test_search_limit[1-1]" in failed
+    assert "TestLimitless::test_search_limit[10-4]" not in failed
