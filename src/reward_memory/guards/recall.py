@@ -1,0 +1,196 @@
+"""The Stage-3 recall guard: ordered reason codes, decided before any provider call.
+
+Pure functions over typed records: no I/O, no provider, no clock. Every reason
+is collected (the guard does not stop at the first), in this fixed order:
+
+1. ``corpus_class_not_durable_recall_memory`` (``run_bound_reward``, ``working_context``)
+2. ``corpus_not_active``
+3. ``workspace_scope_mismatch``, ``project_scope_mismatch``
+4. ``user_ref_scope_mismatch``, ``peer_ref_scope_mismatch``,
+   ``session_ref_scope_mismatch`` -- for each identity field the corpus sets
+5. ``surface_scope_mismatch``
+6. ``unresolved_conflict``
+7. ``source_truth_not_current``, ``source_revision_mismatch``, ``source_age_exceeded``
+8. ``request_revision_mismatch``
+9. ``read_authority_<identity>_scope_mismatch`` (identity fields the corpus sets),
+   ``read_authority_unverified``, ``read_authority_source_missing``, then
+   ``read_authority_<key>_mismatch`` for ``corpus_id``, ``workspace_ref``,
+   ``project_ref``, ``surface_id``, ``read_authority`` and the identity fields
+   the corpus sets
+10. provider binding (differs from the original, which raised instead):
+    ``provider_binding_corpus_mismatch``, ``provider_binding_provider_mismatch``,
+    ``provider_binding_scope_digest_mismatch``,
+    ``provider_binding_actor_peer_missing``, ``provider_binding_actor_peer_mismatch``
+
+Steps 1-9 reproduce the original's order exactly (reference §7.1). A binding
+whose ``scope_ref`` is under ``/peers/<peer>/`` must carry exactly that
+``actor_peer_id``; the peer is never inferred from the URI for the provider call.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.recall import (
+        ProviderBinding,
+        ReadAuthorityCheckpoint,
+        RecallRequest,
+    )
+
+__all__ = [
+    "BINDING_REASON_CODES",
+    "IDENTITY_FIELDS",
+    "binding_reasons",
+    "peer_of_scope_ref",
+    "recall_reasons",
+    "request_reasons",
+]
+
+IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
+NON_RECALL_CLASSES: Final = frozenset({"run_bound_reward", "working_context"})
+_CURRENT_MODES: Final = frozenset({"source_truth_bound", "execution_bound"})
+_REVISION_MODES: Final = frozenset({"revision_bound", "session_archive_bound"})
+_CHECKPOINT_KEYS: Final = (
+    "corpus_id",
+    "workspace_ref",
+    "project_ref",
+    "surface_id",
+    "read_authority",
+)
+_PEERS: Final = "/peers/"
+BINDING_REASON_CODES: Final = (
+    "provider_binding_corpus_mismatch",
+    "provider_binding_provider_mismatch",
+    "provider_binding_scope_digest_mismatch",
+    "provider_binding_actor_peer_missing",
+    "provider_binding_actor_peer_mismatch",
+)
+
+
+def request_reasons(
+    request: RecallRequest, corpus: CorpusDeclaration, checkpoint: ReadAuthorityCheckpoint
+) -> tuple[str, ...]:
+    """The request guard of reference §7.1, every reason in its fixed order."""
+    reasons: list[str] = []
+    add = reasons.append
+    scope = corpus.scope
+    freshness = corpus.freshness
+    if corpus.class_id in NON_RECALL_CLASSES:
+        add("corpus_class_not_durable_recall_memory")
+    if corpus.lifecycle.state != "active":
+        add("corpus_not_active")
+    if request.workspace_ref != scope.workspace_ref:
+        add("workspace_scope_mismatch")
+    if request.project_ref != scope.project_ref:
+        add("project_scope_mismatch")
+    # Identity fields the corpus sets (an unset corpus field is not checked).
+    identities = tuple(
+        (name, expected)
+        for name in IDENTITY_FIELDS
+        if (expected := getattr(scope, name)) is not None
+    )
+    identity_mismatches = [
+        name for name, expected in identities if getattr(request, name) != expected
+    ]
+    reasons.extend(f"{name}_scope_mismatch" for name in identity_mismatches)
+    if request.surface_id not in scope.surface_ids:
+        add("surface_scope_mismatch")
+    if request.conflict_state != "clear":
+        add("unresolved_conflict")
+    context = request.freshness_context
+    mode = freshness.mode
+    if mode in _CURRENT_MODES and not context.source_truth_current:
+        add("source_truth_not_current")
+    if mode in _REVISION_MODES and context.source_revision != freshness.source_revision:
+        add("source_revision_mismatch")
+    if mode == "time_bound" and (
+        context.age_seconds is None
+        or freshness.max_age_seconds is None
+        or context.age_seconds > freshness.max_age_seconds
+    ):
+        add("source_age_exceeded")
+    if mode == "revision_bound" and request.revision_ref != freshness.source_revision:
+        add("request_revision_mismatch")
+    reasons.extend(f"read_authority_{name}_scope_mismatch" for name in identity_mismatches)
+    if not checkpoint.verified:
+        add("read_authority_unverified")
+    if checkpoint.source_ref is None:
+        add("read_authority_source_missing")
+    expected_values = (
+        corpus.corpus_id,
+        request.workspace_ref,
+        request.project_ref,
+        request.surface_id,
+        corpus.read_authority,
+    )
+    for key, expected_value in zip(_CHECKPOINT_KEYS, expected_values, strict=True):
+        if getattr(checkpoint, key) != expected_value:
+            add(f"read_authority_{key}_mismatch")
+    for name, expected in identities:
+        if getattr(checkpoint, name) != expected:
+            add(f"read_authority_{name}_mismatch")
+    return tuple(reasons)
+
+
+def peer_of_scope_ref(scope_ref: str) -> str | None:
+    """The ``<peer>`` of a scope under ``/peers/<peer>/`` (``""`` when empty), else ``None``.
+
+    Used only to *check* a binding's explicit ``actor_peer_id``; it is never
+    used as the actor peer of a provider call.
+    """
+    index = scope_ref.find(_PEERS)
+    if index < 0:
+        return None
+    return scope_ref[index + len(_PEERS) :].split("/", 1)[0]
+
+
+@functools.lru_cache(maxsize=1024)
+def _scope_digest_matches(scope_ref: str, declared: str) -> bool:
+    full = hashlib.sha256(scope_ref.encode("utf-8")).hexdigest()
+    if declared.startswith("sha256:"):
+        return declared == f"sha256:{full}"
+    return declared == full[: len(declared)] and len(declared) == 16
+
+
+def binding_reasons(binding: ProviderBinding, corpus: CorpusDeclaration) -> tuple[str, ...]:
+    """Whether a provider binding belongs to the corpus, as ordered reason codes.
+
+    - ``provider_binding_corpus_mismatch``: the binding names another corpus;
+    - ``provider_binding_provider_mismatch``: another provider id than the corpus's;
+    - ``provider_binding_scope_digest_mismatch``: the corpus declares a
+      ``provider_scope_ref_digest`` and the binding's ``scope_ref`` does not hash to it;
+    - ``provider_binding_actor_peer_missing`` / ``..._mismatch``: the scope is under
+      ``/peers/<peer>/`` and the binding carries no ``actor_peer_id``, or another one.
+    """
+    reasons: list[str] = []
+    if binding.corpus_id != corpus.corpus_id:
+        reasons.append("provider_binding_corpus_mismatch")
+    if binding.provider_id != corpus.provider_id:
+        reasons.append("provider_binding_provider_mismatch")
+    declared = corpus.provider_scope_ref_digest
+    if declared is not None and not _scope_digest_matches(binding.scope_ref, declared):
+        reasons.append("provider_binding_scope_digest_mismatch")
+    peer = peer_of_scope_ref(binding.scope_ref)
+    if peer is not None:
+        if binding.actor_peer_id is None:
+            reasons.append("provider_binding_actor_peer_missing")
+        elif binding.actor_peer_id != peer:
+            reasons.append("provider_binding_actor_peer_mismatch")
+    return tuple(reasons)
+
+
+def recall_reasons(
+    request: RecallRequest,
+    corpus: CorpusDeclaration,
+    checkpoint: ReadAuthorityCheckpoint,
+    binding: ProviderBinding | None = None,
+) -> tuple[str, ...]:
+    """The request guard followed by the binding guard (when a binding is given)."""
+    reasons = request_reasons(request, corpus, checkpoint)
+    if binding is None:
+        return reasons
+    return reasons + binding_reasons(binding, corpus)

@@ -1,0 +1,136 @@
+"""A small, strict structurer: parsed JSON into attrs records, without the converter.
+
+Used where the cattrs converter would cost more than the record it builds: a
+provider readback on the recall path (every call), and the ``recall`` verb's
+input after its JSON Schema check (process start-up). The walk is strict where
+cattrs is lenient and the record validators cannot see: exact key sets
+(unknown and missing keys are errors), objects only where a record is nested
+(or a mapping is declared), lists only where a sequence is. Every grammar and
+type rule is then the records' own validators. Lists become tuples.
+
+Errors are :class:`~reward_memory.errors.RecordValidationError` whose path is
+rooted at the top-level object (``$.request.queries[0].query``).
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, Final
+
+import attrs
+
+from reward_memory.errors import RecordValidationError, join_path
+
+__all__ = ["from_plain"]
+
+
+@attrs.frozen
+class _Plan:
+    names: frozenset[str]
+    required: frozenset[str]
+    nested: dict[str, type[Any]]  # field -> record class of a nested record
+    sequences: dict[str, type[Any]]  # field -> record class of a tuple of records
+    mappings: frozenset[str]  # fields declared as plain mappings
+
+
+_PLANS: Final[dict[type[Any], _Plan]] = {}
+
+
+def _record_class(hint: Any) -> type[Any] | None:
+    if isinstance(hint, type) and attrs.has(hint):
+        return hint
+    return None
+
+
+def _plan(cls: type[Any]) -> _Plan:
+    known = _PLANS.get(cls)
+    if known is not None:
+        return known
+    hints = typing.get_type_hints(cls)
+    names: set[str] = set()
+    required: set[str] = set()
+    nested: dict[str, type[Any]] = {}
+    sequences: dict[str, type[Any]] = {}
+    mappings: set[str] = set()
+    for field in attrs.fields(cls):
+        names.add(field.name)
+        if field.default is attrs.NOTHING:
+            required.add(field.name)
+        hint = hints[field.name]
+        origin = typing.get_origin(hint)
+        if origin is tuple:
+            args = typing.get_args(hint)
+            inner = _record_class(args[0]) if args else None
+            if inner is not None:
+                sequences[field.name] = inner
+            continue
+        if origin is dict:
+            mappings.add(field.name)
+            continue
+        candidates = typing.get_args(hint) if origin is not None else (hint,)
+        for candidate in candidates:
+            if candidate is dict or typing.get_origin(candidate) is dict:
+                mappings.add(field.name)
+            inner = _record_class(candidate)
+            if inner is not None:
+                nested[field.name] = inner
+    plan = _Plan(
+        names=frozenset(names),
+        required=frozenset(required),
+        nested=nested,
+        sequences=sequences,
+        mappings=frozenset(mappings),
+    )
+    _PLANS[cls] = plan
+    return plan
+
+
+def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
+    """Build a ``cls`` record from parsed JSON ``data`` (strict; see the module docs)."""
+    if type(data) is not dict:
+        raise RecordValidationError("must be an object", path=path, code="wrong_type")
+    plan = _plan(cls)
+    keys = data.keys()
+    if not keys <= plan.names:
+        extra = sorted(keys - plan.names)
+        raise RecordValidationError(
+            f"unknown field: {', '.join(extra)}",
+            path=join_path(path, extra[0]),
+            code="unknown_field",
+        )
+    if not plan.required <= keys:
+        missing = sorted(plan.required - keys)
+        raise RecordValidationError(
+            "required field is missing", path=join_path(path, missing[0]), code="missing_field"
+        )
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        inner = plan.nested.get(key)
+        if inner is not None and value is not None:
+            kwargs[key] = from_plain(inner, value, join_path(path, key))
+            continue
+        inner = plan.sequences.get(key)
+        if inner is not None:
+            where = join_path(path, key)
+            if type(value) is not list:
+                raise RecordValidationError("must be a list", path=where, code="wrong_type")
+            kwargs[key] = tuple(
+                from_plain(inner, item, join_path(where, index)) for index, item in enumerate(value)
+            )
+        elif type(value) is list:
+            kwargs[key] = tuple(value)
+        elif type(value) is dict and key not in plan.mappings:
+            raise RecordValidationError(
+                "must not be an object", path=join_path(path, key), code="wrong_type"
+            )
+        else:
+            kwargs[key] = value
+    try:
+        return cls(**kwargs)
+    except RecordValidationError as exc:
+        if path == "$":
+            raise
+        # The validator named its field relative to this record: re-root it here.
+        clone = exc.under("$")
+        clone.path = path + (exc.path[1:] if exc.path.startswith("$") else exc.path)
+        raise clone from None
