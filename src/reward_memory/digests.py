@@ -34,8 +34,34 @@ _CANONICAL: Final = json.JSONEncoder(
 
 
 def canonical_json(value: Any) -> bytes:
-    """The canonical UTF-8 JSON bytes of ``value``."""
-    return _CANONICAL.encode(value).encode("utf-8")
+    """The canonical UTF-8 JSON bytes of ``value``.
+
+    Objects must have string keys (``{1: x}`` and ``{"1": x}`` would otherwise
+    share bytes, and so an identity); tuples encode as arrays. Raises
+    ``TypeError`` for a non-string key or a value JSON cannot hold, and
+    ``ValueError`` for NaN, an infinity, or a string with a lone surrogate.
+    """
+    _check_keys(value)
+    text = _CANONICAL.encode(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            "canonical JSON must be valid UTF-8: a string holds a lone surrogate"
+        ) from None
+
+
+def _check_keys(value: Any) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"canonical JSON object keys must be strings, not {type(key).__name__}"
+                )
+            _check_keys(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_keys(item)
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -57,6 +83,8 @@ def short_digest(data: bytes | str) -> str:
 
 def make_ref(prefix: str, value: Any, *, length: int = REF_HEX_LENGTH) -> str:
     """``prefix:`` + the first ``length`` hex of the canonical digest of ``value``."""
+    if not prefix or not 1 <= length <= 64:
+        raise ValueError("make_ref needs a non-empty prefix and a length between 1 and 64")
     return f"{prefix}:{digest_hex(value)[:length]}"
 
 

@@ -73,17 +73,24 @@ def check_digest(value: Any, path: str = "$") -> str:
 
 
 def parse_timestamp(value: str, path: str = "$") -> datetime:
-    """Parse an ISO-8601 timestamp that carries an offset into an aware datetime."""
+    """Parse an ISO-8601 timestamp that carries an offset into an aware datetime.
+
+    The offset is mandatory (``Z`` or ``+hh:mm``); the date and time must exist
+    on the calendar and be representable in UTC (so ``now=`` comparisons and
+    conversions never overflow).
+    """
     if not isinstance(value, str) or TIMESTAMP.fullmatch(value) is None:
         raise RecordValidationError(
             "must be an ISO-8601 timestamp with a UTC offset", path=path, code="invalid_format"
         )
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise RecordValidationError(
             "must be a real calendar date and time", path=path, code="invalid_format"
         ) from None
+    return parsed
 
 
 def check_timestamp(value: Any, path: str = "$") -> str:

@@ -10,7 +10,7 @@ Validators are cheap (one regex each): records are built on the per-call path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -100,7 +100,7 @@ def _text_converter(limit: int, *, optional: bool) -> attrs.Converter[Any, Any]:
             return None
         return compact_text(value, limit=limit, path=_path(field), label=field.name)
 
-    return attrs.Converter(convert, takes_field=True)  # type: ignore[call-overload,no-any-return]
+    return attrs.Converter(convert, takes_field=True)
 
 
 def text(limit: int, **kwargs: Any) -> Any:
@@ -118,7 +118,9 @@ def _list_converter(
 ) -> attrs.Converter[Any, Any]:
     def convert(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
         path = _path(field)
-        if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        # A real sequence: not a string, a set or a mapping (no order, or keys
+        # only), nor a one-shot iterator.
+        if not isinstance(value, list | tuple):
             raise RecordValidationError("must be a list", path=path, code="wrong_type")
         items = tuple(value)
         if not min_items <= len(items) <= max_items:
@@ -137,12 +139,14 @@ def _list_converter(
             seen.add(item)
         return items if keep_order else tuple(sorted(items))
 
-    return attrs.Converter(convert, takes_field=True)  # type: ignore[call-overload,no-any-return]
+    return attrs.Converter(convert, takes_field=True)
 
 
 def token_list(*, min_items: int = 0, max_items: int = 12, keep_order: bool = False) -> Any:
     """A duplicate-free list of tokens, sorted unless ``keep_order``."""
-    conv = _list_converter(check_token, min_items=min_items, max_items=max_items, keep_order=keep_order)
+    conv = _list_converter(
+        check_token, min_items=min_items, max_items=max_items, keep_order=keep_order
+    )
     if min_items == 0:
         return attrs.field(factory=tuple, converter=conv)
     return attrs.field(converter=conv)
@@ -173,7 +177,7 @@ def enum(*choices: str, **kwargs: Any) -> Any:
     listing = ", ".join(choices)
 
     def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if value not in allowed:
+        if not isinstance(value, str) or value not in allowed:  # unhashable input too
             raise RecordValidationError(
                 f"must be one of: {listing}", path=_path(attribute), code="invalid_value"
             )
@@ -184,10 +188,12 @@ def enum(*choices: str, **kwargs: Any) -> Any:
 def const(value: Any) -> Any:
     """A constant boundary flag: always emitted, never anything but ``value``."""
 
+    expected = str(value).lower() if isinstance(value, bool) else repr(value)
+
     def validate(_: Any, attribute: attrs.Attribute[Any], given: Any) -> None:
         if type(given) is not type(value) or given != value:
             raise RecordValidationError(
-                f"must be {str(value).lower() if isinstance(value, bool) else value!r}",
+                f"must be {expected}",
                 path=_path(attribute),
                 code="invalid_value",
             )
@@ -200,7 +206,9 @@ def strict_bool(**kwargs: Any) -> Any:
 
     def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if not isinstance(value, bool):
-            raise RecordValidationError("must be a boolean", path=_path(attribute), code="wrong_type")
+            raise RecordValidationError(
+                "must be a boolean", path=_path(attribute), code="wrong_type"
+            )
 
     return attrs.field(validator=validate, **kwargs)
 
@@ -212,7 +220,9 @@ def integer(*, minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> A
         if value is None and kwargs.get("default", ...) is None:
             return
         if isinstance(value, bool) or not isinstance(value, int):
-            raise RecordValidationError("must be an integer", path=_path(attribute), code="wrong_type")
+            raise RecordValidationError(
+                "must be an integer", path=_path(attribute), code="wrong_type"
+            )
         if value < minimum or (maximum is not None and value > maximum):
             bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
             raise RecordValidationError(

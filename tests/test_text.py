@@ -1,0 +1,496 @@
+"""Compact public-safe text and the credential / local-path scan.
+
+Every credential below is FAKE: built from vendor prefixes plus filler, or the
+vendors' own documentation examples. Several are assembled by concatenation so
+that the source file itself does not look like it leaks anything.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from reward_memory.errors import RecordValidationError, UnsafeTextError
+from reward_memory.grammars import check_corpus_id, check_surface_id, check_token
+from reward_memory.text import (
+    _CREDENTIAL_SHAPES,
+    _LOCAL_PATH_SHAPES,
+    _TRIGGER,
+    _UNSAFE,
+    compact_text,
+    find_unsafe,
+    require_safe,
+)
+
+if TYPE_CHECKING:
+    import random
+
+HEX32 = "0123456789abcdef" * 2
+HEX64 = HEX32 * 2
+ALNUM36 = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+B64 = "wJalrXUtnFEMI0K7MDENG1bPxRfiCYEXAMPLEKEY"
+
+CREDENTIALS: list[tuple[str, str]] = [
+    # Cloud providers.
+    ("aws_access_key_id", "AKIA" + "IOSFODNN7EXAMPLE"),
+    ("aws_temporary_key_id", "ASIA" + "Y34FZKBOKMUTVV7A"),
+    ("aws_key_in_prose", "rotate AKIA" + "IOSFODNN7EXAMPLE today"),
+    ("aws_secret_assignment", "aws_secret_access_key = " + B64),
+    ("google_api_key", "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
+    ("google_oauth_client_secret", "GOCSPX-" + "1a2B3c4D5e6F7g8H9i0J1k2L3m4N"),
+    ("google_oauth_access_token", "ya29." + "a0AfH6SMBx1234567890abcdefghij"),
+    ("azure_storage_account_key", "AccountName=example;AccountKey=" + B64 + "==;"),
+    ("azure_sas", "SharedAccessSignature=sv=2020-08-04&sig=abc"),
+    ("digitalocean", "dop_v1_" + HEX64),
+    ("databricks", "dapi" + HEX32),
+    # Source hosts and registries.
+    ("github_classic_pat", "ghp_" + ALNUM36),
+    ("github_oauth", "gho_" + ALNUM36),
+    ("github_server_to_server", "ghs_" + ALNUM36),
+    ("github_fine_grained_pat", "github_pat_11ABCDEFG0123456789_" + "abcdefghij" * 5),
+    ("gitlab_pat", "glpat-" + "xY9zW8vU7tS6rQ5pO4nM"),
+    ("npm", "npm_" + ALNUM36),
+    ("pypi", "pypi-AgEIcHlwaS5vcmc" + "CJDk4ZjE2ZmQ3LTk5OGItNGFiMi1hYjkxLWQ1ZDQ2ZTE0YTA5NwAC"),
+    ("huggingface", "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567"),
+    ("docker_pat", "dckr_pat_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8"),
+    ("rubygems", "rubygems_" + HEX32 + HEX32[:16]),
+    # Chat, payments, mail, SaaS.
+    ("slack_bot", "xoxb-" + "1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"),
+    ("slack_user", "xoxp-" + "1234567890-1234567890123-1234567890123-abcdef0123456789"),
+    ("slack_app", "xapp-1-" + "A0123456789-0123456789012-abcdef"),
+    ("slack_webhook", "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX"),
+    ("stripe_live", "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("stripe_restricted", "rk_test_" + "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("openai", "sk-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
+    ("openai_project", "sk-proj-" + "Ab12Cd34Ef56Gh78Ij90Kl12Mn34"),
+    ("anthropic", "sk-ant-api03-" + "Ab12Cd34Ef56Gh78Ij90Kl12Mn34-xyz"),
+    ("sendgrid", "SG." + "ngeVfQFYQlKU0ufo8x5d1A." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5"),
+    ("twilio", "SK" + HEX32),
+    ("mailgun", "key-" + HEX32),
+    ("shopify", "shpat_" + HEX32),
+    ("square", "sq0atp-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op"),
+    ("discord_bot", "MTk4NjIyNDgzNDcxOTI1MjQ4" + ".Cl2FMQ." + "ZnCjm1XVW7vRze4b7Cq4se7kKWs"),
+    ("telegram_bot", "123456789:AA" + "Fa1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"),
+    ("atlassian", "ATATT3" + "xFfGF0Ab1Cd2Ef3Gh4Ij5Kl6Mn7"),
+    ("grafana", "glsa_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv" + "_0a1b2c3d"),
+    ("vault", "hvs." + "CAESIAb1Cd2Ef3Gh4Ij5Kl6Mn7Op8"),
+    ("linear", "lin_api_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz34"),
+    ("notion", "secret_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3"),
+    ("postman", "PMAK-" + HEX32[:24] + "-" + HEX32 + "ab"),
+    ("terraform", "Ab1Cd2Ef3Gh4Ij" + ".atlasv1." + "Xy" * 35),
+    ("sentry", "sntrys_" + "eyJpYXQiOjE2ODAwMDAwMDAuMCwidXJsIjoiaHR0cHM6Ly9"),
+    ("age", "AGE-SECRET-KEY-1" + "QQPJ7QV2QY7W8X9ZPQWERTYUIOPASDFGHJKLZXCVBNMQWERTYUIOPA"),
+    # Generic shapes.
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N"),
+    ("pem_rsa", "-----BEGIN RSA PRIVATE KEY-----"),
+    ("pem_openssh", "-----BEGIN OPENSSH PRIVATE KEY-----"),
+    ("pem_pkcs8", "-----BEGIN PRIVATE KEY-----"),
+    ("pem_encrypted", "-----BEGIN ENCRYPTED PRIVATE KEY-----"),
+    ("pem_pgp", "-----BEGIN PGP PRIVATE KEY BLOCK-----"),
+    ("authorization_bearer", "Authorization: Bearer " + "abcdef0123456789abcdef"),
+    ("bearer_in_prose", "send bearer " + "9f8e7d6c5b4a39281706f5e4 with it"),
+    ("authorization_basic", "Authorization: Basic dXNlcjpwYXNzd29yZA=="),
+    ("basic_credentials", "basic dXNlcjpwYXNz"),
+    ("authorization_token", "authorization=token " + "abc123def456"),
+    ("x_api_key_header", "x-api-key: " + "0123456789abcdef"),
+    ("password_equals", "password=hunter22"),
+    ("password_colon", "password: correct-horse-battery"),
+    ("password_upper_spaced", "PASSWORD   =   s3cr3tvalue"),
+    ("passwd", "passwd:letmein99"),
+    ("pwd", "pwd = Tr0ub4dor"),
+    ("passphrase", "passphrase: 'open sesame'"),
+    ("api_key_colon", "api_key: abcd1234efgh"),
+    ("apikey_equals", "apikey=abcdef123456"),
+    ("client_secret", "client_secret=Zx9yW8vU7tS6"),
+    ("secret_colon", "secret: hunter2x"),
+    ("credentials_colon", "credentials: admin:hunter2"),
+    ("private_key_id", "private_key_id: " + HEX32),
+    ("token_equals", "token=ab12cd34ef56gh78"),
+    ("access_token_colon", "access_token: ya1234567890abcdef"),
+    ("sk_assignment", "sk: abcdef123"),
+    ("ak_prefixed", "ak-" + "0123456789abcdef"),
+    ("session_cookie", "sessionid=" + "abcdef0123456789abcd"),
+    # URLs carrying credentials.
+    ("url_userinfo", "https://user:p4ssw0rd@example.com/repo.git"),
+    ("db_url_userinfo", "postgres://admin:hunter2@db.internal:5432/app"),
+    ("query_api_key", "https://api.example.com/v1/items?api_key=abcdef0123456789"),
+    ("query_token", "see https://example.com/cb?token=abcdef0123456789&x=1"),
+    ("query_signature", "https://bucket.example.com/o?X=1&sig=0123456789abcdefABCDEF%3D"),
+]
+
+LOCAL_PATHS: list[tuple[str, str]] = [
+    ("home", "/home/alice/project"),
+    ("users_macos", "/Users/bob/Desktop/notes.txt"),
+    ("tmp", "/tmp/build-123/output.log"),
+    ("etc_passwd", "/etc/passwd"),
+    ("var_log", "/var/log/syslog"),
+    ("opt", "/opt/app/config.yaml"),
+    ("root", "/root/.bashrc"),
+    ("mnt", "/mnt/data/x"),
+    ("volumes", "/Volumes/External/x"),
+    ("private_var", "/private/var/folders/x"),
+    ("workspace", "/workspace/repo/src"),
+    ("usr_local", "/usr/local/bin/tool"),
+    ("proc", "/proc/self/environ"),
+    ("dev_shm", "/dev/shm/x"),
+    ("bare_root_end", "files land in /tmp"),
+    ("bare_root_paren", "(see /etc)"),
+    ("quoted", 'open("/home/u/x")'),
+    ("after_equals", "--config=/etc/app.yaml"),
+    ("windows_users", "C:\\Users\\alice\\secrets.txt"),
+    ("windows_program_files", "C:\\Program Files\\App\\app.exe"),
+    ("windows_forward", "D:/projects/x"),
+    ("unc_share", "\\\\server\\share\\folder"),
+    ("file_uri", "file:///etc/hosts"),
+    ("file_uri_short", "file:/home/x"),
+    ("tilde", "~/.aws/credentials"),
+    ("tilde_file", "~/notes.txt"),
+    ("tilde_user", "~alice/projects"),
+    ("parent", "../secrets/x"),
+    ("parent_windows", "..\\windows\\x"),
+    ("home_var", "$HOME/.config/x"),
+    ("home_var_braced", "${HOME}/x"),
+    ("userprofile", "%USERPROFILE%\\Documents"),
+    ("appdata", "%APPDATA%\\x"),
+    ("ssh_dir", ".ssh/id_rsa"),
+    ("aws_dir", ".aws/credentials"),
+    ("kube_dir", ".kube/config"),
+    ("token_with_path", "x:/home/u/y"),
+]
+
+BENIGN: list[str] = [
+    "viking://resources/tmp/x",
+    "viking://user/home/x",
+    "viking://resources/reward-memory/openviking-issue-fix/"
+    "reward-memory-10d922c433db-3a1d61cfc56c978eeab5.json",
+    "memory://resources/reward-memory/fixture-project",
+    "a/tmp/b",
+    "reward_memory.text",
+    "issue_fix.patch_planning",
+    "os.path",
+    "github:example/repository#42",
+    "github:example/repository#42:comment:1",
+    "github:user:maintainer",
+    "https://github.com/volcengine/OpenViking/pull/3237",
+    "https://example.com/users/42",
+    "http://localhost:8080/tmp/x",
+    "sha256:" + HEX64,
+    "candidate:0e073f348a2a6c3ffc3c",
+    "activation:9bfb70de98931c3f6bae",
+    "provider-6873c7a42595f37efe3d",
+    "rma_" + HEX64,
+    "muo_" + HEX64,
+    "project-" + HEX32[:16],
+    "revision:abc123",
+    "issue_fix:scope_selection",
+    "review:fixture:accept-before-retire",
+    "reward_memory_candidate_v0",
+    "2026-11-01T12:00:00+00:00",
+    "$.scope.surface_ids[0]",
+    "token budget",
+    "tokenizer",
+    "the access key rotation policy",
+    "the api key is rotated monthly",
+    "bearer authentication_required",
+    "bearer token expired",
+    "basic authentication is required",
+    "Authorization header missing",
+    "password reset flow",
+    "set the password in the UI",
+    "secret sharing policy",
+    "the key: rotate often",
+    "token: see docs",
+    "passphrase prompts are disabled",
+    "Option C: retry",
+    "Note: the summary is compact; Reason: scope mismatch",
+    "Decision: accept. Step 2: rerun the tests.",
+    "12:30",
+    "10:00-12:00",
+    "ratio 3:1",
+    "drive C: is full",
+    "v1.2.3",
+    "user@example.com",
+    "src/reward_memory/text.py",
+    "tests/test_text.py",
+    "and/or",
+    "input/output",
+    "TCP/IP",
+    "~5/10 tests pass",
+    "50% of runs",
+    "e.g. a retry; i.e. once",
+    "x86_64",
+    "UTF-8",
+    "C++",
+    "sk-learn",
+    "ask-me-anything",
+    "desk_top",
+    "risk_level: high",
+    "request_id: 42",
+    "session_id: abc",
+    "ghp_ prefix",
+    "eyJ alone",
+    "AKIA alone",
+    "SSH keys live in the agent",
+    "the .ssh directory",
+    "-----BEGIN CERTIFICATE-----",
+    "<redacted>",
+    "password=<redacted>",
+    "api_key: ${API_KEY}",
+    "secret: ***",
+    "Keep focused fixes within the affected module unless broader evidence is present.",
+]
+
+POSITIVES = [value for _, value in CREDENTIALS + LOCAL_PATHS]
+
+
+def test_there_are_enough_examples() -> None:
+    assert len(CREDENTIALS) + len(LOCAL_PATHS) >= 50
+    assert len(set(POSITIVES)) == len(POSITIVES)
+
+
+@pytest.mark.parametrize(("value"), [v for _, v in CREDENTIALS], ids=[k for k, _ in CREDENTIALS])
+def test_credential_shapes_are_found(value: str) -> None:
+    assert find_unsafe(value) == "credential"
+
+
+@pytest.mark.parametrize(("value"), [v for _, v in LOCAL_PATHS], ids=[k for k, _ in LOCAL_PATHS])
+def test_local_path_shapes_are_found(value: str) -> None:
+    assert find_unsafe(value) == "local_path"
+
+
+@pytest.mark.parametrize("value", BENIGN)
+def test_benign_look_alikes_pass(value: str) -> None:
+    assert find_unsafe(value) is None
+    assert _UNSAFE.search(value) is None  # not merely skipped by the prefilter
+
+
+@pytest.mark.parametrize("shape", _CREDENTIAL_SHAPES + _LOCAL_PATH_SHAPES)
+def test_every_shape_has_a_positive_example(shape: str) -> None:
+    single = re.compile(shape, re.IGNORECASE)
+    assert any(single.search(value) for value in POSITIVES)
+
+
+@pytest.mark.parametrize("value", POSITIVES)
+def test_prefilter_never_skips_a_shape(value: str) -> None:
+    assert _TRIGGER.search(value) is not None
+    # ... and still fires when the shape sits inside prose, or is upper-cased.
+    assert _TRIGGER.search(f"Summary: see {value} for details.") is not None
+    if _UNSAFE.search(value.upper()):
+        assert _TRIGGER.search(value.upper()) is not None
+    if _UNSAFE.search(value.lower()):
+        assert _TRIGGER.search(value.lower()) is not None
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# A generator of near-miss and hit shapes: names, separators, vendor prefixes,
+# path roots and bodies in random combinations, cases and surroundings. Many
+# draws are unsafe, many are near misses; the property is only that the
+# prefilter lets every unsafe one through.
+_NAMES = st.sampled_from(
+    _words(
+        """key token secret password passwd pwd passphrase credential credentials apikey api_key
+    access_key secret_key client_secret auth_token session_token private_key_id
+    aws_secret_access_key access_token refresh_token id_token ak sk authorization x-api-key
+    x-auth-token accountkey sharedaccesssignature sessionid connect.sid master_keyid
+    encryptionsecret note id bank phase"""
+    )
+)
+_PREFIXES = st.sampled_from(
+    [
+        *_words(
+            """ghp_ ghr_ github_pat_ xoxb- xapp-1- sk_live_ pk_test_ sk- sk-proj- sk-ant- npm_
+        pypi-ag glpat- gldt- gloas- sg. hf_ dop_v1_ shpat_ dapi SK key- sq0atp- age-secret-key-1
+        glsa_ hvs. lin_api_ secret_ pmak- dckr_pat_ rubygems_ sntrys_ eyj AKIA ABIA AIza GOCSPX-
+        ya29. ATATT3 ak- ak_ sk= ak: hooks.slack.com/services/ 123456789:aa"""
+        ),
+        "M" + "a" * 23 + ".",
+        "bearer ",
+        "basic ",
+        "authorization: basic ",
+        "Authorization: token ",
+    ]
+)
+_PATH_HEADS = st.sampled_from(
+    _words(
+        r"""/ x:/ =/ "/ C:\ d:/ \\ file: file:// file:/// ~/ ~ ../ ..\ $HOME/ ${home}/ %userprofile%
+    %TEMP% .ssh/ .aws/ .config/gcloud/ a/"""
+    )
+)
+_ROOTS = st.sampled_from(["home", "Users", "tmp", "etc", "var", "workspaces", "proc", "x", ""])
+_BODY = st.text(alphabet="abcdefABCDEF0123456789_-.=+/", max_size=70)
+_HEX = st.text(alphabet="0123456789abcdef", max_size=70)
+_SPACE = st.sampled_from(["", "", " ", "  ", "\t", "\n "])
+_SHAPES = st.one_of(
+    st.tuples(_NAMES, _SPACE, st.sampled_from(":="), _SPACE, st.sampled_from(["", "'"]), _BODY),
+    st.tuples(_PREFIXES, st.one_of(_BODY, _HEX)),
+    st.tuples(_PATH_HEADS, _ROOTS, st.sampled_from(["/", "", " ", "\\"]), _BODY),
+).map("".join)
+_EDGES = st.sampled_from(["", " ", "see ", "(", "_", "-", ".", "/", ":", "\u00e9", "1", "&a=1"])
+
+
+@given(_EDGES, _SHAPES, _EDGES, st.randoms(use_true_random=False))
+def test_prefilter_is_sound_on_generated_shapes(
+    before: str, shape: str, after: str, rnd: random.Random
+) -> None:
+    """Whatever the full scan finds, the prefilter must have let through."""
+    for value in (shape, before + shape + after, _flip_case(shape, rnd)):
+        if _UNSAFE.search(value) is not None:
+            assert _TRIGGER.search(value) is not None
+
+
+def _flip_case(value: str, rnd: random.Random) -> str:
+    return "".join(c.swapcase() if rnd.random() < 0.3 else c for c in value)
+
+
+@given(
+    st.sampled_from(POSITIVES),
+    st.text(alphabet=st.sampled_from("ab .,:;()\n"), max_size=12),
+    st.text(alphabet=st.sampled_from("ab .,:;()\n"), max_size=12),
+    st.randoms(use_true_random=False),
+)
+def test_prefilter_is_sound_on_mutated_positives(
+    value: str, before: str, after: str, rnd: random.Random
+) -> None:
+    flipped = _flip_case(value, rnd)
+    cut = flipped[: rnd.randint(1, len(flipped))]
+    for candidate in (before + flipped + after, before + cut + after):
+        if _UNSAFE.search(candidate) is not None:
+            assert _TRIGGER.search(candidate) is not None
+
+
+@pytest.mark.parametrize("value", POSITIVES)
+def test_messages_never_echo_the_value(value: str) -> None:
+    with pytest.raises(UnsafeTextError) as caught:
+        require_safe(value, path="$.content_summary", label="content_summary")
+    message = str(caught.value)
+    assert value not in message
+    assert caught.value.path == "$.content_summary"
+    assert caught.value.code == "unsafe_text"
+    assert message.startswith("content_summary must be public-safe: it contains a ")
+    with pytest.raises(UnsafeTextError) as caught_text:
+        compact_text(f"context {value} context", limit=500, label="summary")
+    assert value not in str(caught_text.value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "AKIA" + "IOSFODNN7EXAMPLE",
+        "ghp_" + ALNUM36,
+        "x:/home/u/y",
+        "repo:" + "glpat-" + "xY9zW8vU7tS6rQ5pO4nM",
+        "sk-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+    ],
+)
+def test_identifiers_are_scanned_too(value: str) -> None:
+    with pytest.raises(UnsafeTextError) as caught:
+        check_token(value, "$.source.actor_ref")
+    assert value not in str(caught.value)
+    assert caught.value.path == "$.source.actor_ref"
+
+
+def test_surface_and_corpus_ids_are_scanned() -> None:
+    with pytest.raises(UnsafeTextError):
+        check_corpus_id("sk-" + "abcdefghij0123456789abcdef")
+    assert check_surface_id("issue_fix.patch_planning") == "issue_fix.patch_planning"
+
+
+# compact_text ---------------------------------------------------------------
+
+
+def test_compact_text_collapses_whitespace() -> None:
+    value = "  Keep\tfocused\n\nfixes   small. "
+    assert compact_text(value, limit=100) == "Keep focused fixes small."
+
+
+def test_compact_text_rejects_over_long_text_without_truncating() -> None:
+    text = "word " * 40  # 199 characters once stripped
+    assert compact_text(text, limit=199) == text.strip()
+    with pytest.raises(UnsafeTextError) as caught:
+        compact_text(text, limit=198, path="$.reasoning.summary", label="summary")
+    assert caught.value.code == "text_too_long"
+    assert caught.value.path == "$.reasoning.summary"
+    assert "rejected, not truncated" in str(caught.value)
+    assert "word" not in str(caught.value)
+
+
+def test_compact_text_limit_applies_after_collapsing() -> None:
+    # 10 visible characters spread over 30: the original measures after collapsing.
+    assert compact_text("a  b  c  d  e" + " " * 17, limit=9) == "a b c d e"
+
+
+def test_two_long_texts_never_collapse_into_one() -> None:
+    first, second = "x" * 600 + "1", "x" * 600 + "2"
+    for value in (first, second):
+        with pytest.raises(UnsafeTextError):
+            compact_text(value, limit=500)
+
+
+@pytest.mark.parametrize("value", ["", "   ", "\n\t "])
+def test_compact_text_rejects_empty(value: str) -> None:
+    with pytest.raises(UnsafeTextError) as caught:
+        compact_text(value, limit=10)
+    assert caught.value.code == "empty_text"
+
+
+@pytest.mark.parametrize("value", [None, 12, b"bytes", ["a"], True])
+def test_compact_text_rejects_non_strings(value: object) -> None:
+    with pytest.raises(UnsafeTextError) as caught:
+        compact_text(value, limit=10)
+    assert caught.value.code == "wrong_type"
+    assert isinstance(caught.value, RecordValidationError)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_compact_text_scans_the_normalised_text() -> None:
+    with pytest.raises(UnsafeTextError):
+        compact_text("password\n=\nhunter22", limit=100)
+
+
+_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
+    max_size=120,
+)
+
+
+@given(_TEXT, st.integers(min_value=1, max_value=130))
+@example("a \u2028b\u00a0 c", 5)
+def test_compact_text_never_truncates_and_is_idempotent(value: str, limit: int) -> None:
+    collapsed = " ".join(value.split())
+    if not collapsed:
+        expected = "empty_text"
+    elif len(collapsed) > limit:
+        expected = "text_too_long"
+    elif find_unsafe(collapsed) is not None:
+        expected = "unsafe_text"
+    else:
+        out = compact_text(value, limit=limit)
+        assert len(out) <= limit
+        # Every non-whitespace character of the input survives, in order.
+        assert re.sub(r"\s", "", out) == re.sub(r"\s", "", value)
+        assert out == out.strip()
+        assert "  " not in out
+        assert compact_text(out, limit=limit) == out
+        return
+    with pytest.raises(UnsafeTextError) as caught:
+        compact_text(value, limit=limit)
+    assert caught.value.code == expected
+
+
+@given(st.text(min_size=1, max_size=50), st.integers(min_value=1, max_value=40))
+def test_compact_text_rejects_exactly_when_over_limit(value: str, limit: int) -> None:
+    collapsed = " ".join(value.split())
+    if not collapsed or find_unsafe(collapsed) is not None:
+        return
+    if len(collapsed) > limit:
+        with pytest.raises(UnsafeTextError):
+            compact_text(value, limit=limit)
+    else:
+        assert compact_text(value, limit=limit) == collapsed
