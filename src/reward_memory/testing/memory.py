@@ -31,6 +31,7 @@ This module never imports pytest.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import threading
@@ -114,6 +115,9 @@ class _Document:
     key: str
     content: str
     sequence: int
+    # Derived at write time so search costs only the query's postings.
+    terms: frozenset[str]
+    summary: str
 
 
 class _FaultRestorer:
@@ -242,6 +246,8 @@ class InMemoryProvider:
             raise ProviderConfigError(f"option 'default_timeout' {exc.message}") from None
         self._lock = threading.Lock()
         self._documents: dict[ProviderScope, dict[str, _Document]] = {}
+        # Per-scope inverted index: term -> refs of the documents holding it.
+        self._postings: dict[ProviderScope, dict[str, set[str]]] = {}
         self._last_written: dict[ProviderScope, str] = {}
         self._calls: list[ProviderCall] = []
         self._sequence = 0
@@ -361,6 +367,7 @@ class InMemoryProvider:
         """Forget every document and the call log (the fault switches are kept)."""
         with self._lock:
             self._documents.clear()
+            self._postings.clear()
             self._last_written.clear()
             self._calls.clear()
 
@@ -388,7 +395,17 @@ class InMemoryProvider:
                     content_sha256=sha256_hex(existing.content),
                 )
             self._sequence += 1
-            stored[ref] = _Document(key=key, content=content, sequence=self._sequence)
+            terms = frozenset(_terms(content))
+            stored[ref] = _Document(
+                key=key,
+                content=content,
+                sequence=self._sequence,
+                terms=terms,
+                summary=_summary(content),
+            )
+            postings = self._postings.setdefault(scope, {})
+            for term in terms:
+                postings.setdefault(term, set()).add(ref)
             self._last_written[scope] = ref
         return WriteResult(ref=ref, status="created", content_sha256=digest)
 
@@ -418,20 +435,25 @@ class InMemoryProvider:
         if not wanted:
             return SearchResult()
         with self._lock:
-            stored = list(self._documents.get(scope, {}).items())
+            stored = self._documents.get(scope, {})
+            postings = self._postings.get(scope, {})
             missed = self._last_written.get(scope) if faults.search_misses else None
-        scored = []
-        for ref, document in stored:
-            if ref == missed:
-                continue
-            overlap = len(wanted & _terms(document.content))
-            if overlap:
-                scored.append((-overlap, document.sequence, ref, document.content))
-        scored.sort()
-        hits = tuple(
-            SearchHit(ref=ref, summary=_summary(content), score=float(-negative))
-            for negative, _, ref, content in scored[:limit]
-        )
+            overlap: dict[str, int] = {}
+            for term in wanted:
+                for ref in postings.get(term, ()):
+                    overlap[ref] = overlap.get(ref, 0) + 1
+            ranked = heapq.nsmallest(
+                limit,
+                (
+                    (-count, stored[ref].sequence, ref)
+                    for ref, count in overlap.items()
+                    if ref != missed
+                ),
+            )
+            hits = tuple(
+                SearchHit(ref=ref, summary=stored[ref].summary, score=float(-negative))
+                for negative, _, ref in ranked
+            )
         return SearchResult(hits=hits)
 
     def delete(
@@ -445,6 +467,14 @@ class InMemoryProvider:
         with self._lock:
             stored = self._documents.get(scope, {})
             removed = stored.pop(ref, None)
+            if removed is not None:
+                postings = self._postings.get(scope, {})
+                for term in removed.terms:
+                    holders = postings.get(term)
+                    if holders is not None:
+                        holders.discard(ref)
+                        if not holders:
+                            del postings[term]
             if removed is not None and self._last_written.get(scope) == ref:
                 del self._last_written[scope]
         return DeleteResult(ref=ref, deleted=removed is not None)
