@@ -39,9 +39,31 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_error_v0": "reward_memory.records.error:ErrorPacket",
     "reward_memory_active_record_v1": "reward_memory.records.active:ActiveRecord",
     "reward_memory_active_record_v0": "reward_memory.records.active:LegacyActiveRecord",
+    "reward_memory_candidate_proposal_v0": "reward_memory.records.candidate:Proposal",
+    "reward_memory_authority_checkpoint_v0": "reward_memory.records.candidate:AuthorityCheckpoint",
+    "reward_memory_candidate_v0": "reward_memory.records.candidate:CandidatePacket",
+    "reward_memory_candidate_review_v0": "reward_memory.records.candidate:CandidateReview",
+    "reward_memory_candidate_review_request_v0": (
+        "reward_memory.records.candidate:CandidateReviewRequest"
+    ),
+    "issue_fix_reward_memory_event_v0": "reward_memory.adapters.issue_fix:IssueFixEvent",
+    "issue_fix_reward_memory_candidate_adapter_v0": (
+        "reward_memory.adapters.issue_fix:IssueFixCandidateAdapter"
+    ),
+    "scoped_feedback_reward_memory_event_v0": (
+        "reward_memory.adapters.scoped_feedback:ScopedFeedbackEvent"
+    ),
+    "scoped_feedback_reward_memory_candidate_adapter_v0": (
+        "reward_memory.adapters.scoped_feedback:ScopedFeedbackCandidateAdapter"
+    ),
     "reward_memory_schema_catalog_v0": "reward_memory.records.catalog:SchemaCatalog",
     "reward_memory_schema_validation_v0": "reward_memory.records.catalog:SchemaValidation",
     "reward_memory_providers_v0": "reward_memory.records.providers:ProvidersReport",
+    "reward_memory_recall_input_v0": "reward_memory.records.recall:RecallInput",
+    "reward_memory_recall_request_v0": "reward_memory.records.recall:RecallRequestPacket",
+    "reward_memory_recall_v0": "reward_memory.records.recall:RecallPacket",
+    "reward_memory_application_v0": "reward_memory.records.application:ApplicationResult",
+    "reward_memory_application_receipt_v0": "reward_memory.records.application:ApplicationReceipt",
 }
 
 

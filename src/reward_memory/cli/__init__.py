@@ -31,6 +31,11 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
     "architecture": ("reward_memory.cli._architecture", "the Stage-0 architecture contract"),
     "corpus-registry": ("reward_memory.cli._registry", "the Stage-1 reference corpus registry"),
     "health-check": ("reward_memory.cli._health", "classify corpus health (fixture or --input)"),
+    "candidate-review": (
+        "reward_memory.cli._candidate_review",
+        "propose and review a candidate (fixture or --input)",
+    ),
+    "recall": ("reward_memory.cli._recall", "guarded recall from one corpus and surface"),
     "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
     "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
 }

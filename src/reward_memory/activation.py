@@ -1,0 +1,252 @@
+"""Activation: an accepted review becomes an active record v1 (the full Stage-0 envelope).
+
+:func:`activate` only *builds* the record; the declared corpus owner persists it
+and verifies the readback. Preconditions (reference §6, each a
+:class:`~reward_memory.errors.RecordValidationError`):
+
+- the review is an ``accept`` with ``status: active``, the guard passed, and the
+  record's lifecycle is ``active``;
+- the record's class is the corpus class;
+- the record's scope fits the corpus: workspace and project equal, the
+  ``user_ref`` / ``peer_ref`` / ``session_ref`` identities equal (absent is
+  ``null``), and its surfaces a subset of the corpus surfaces;
+- a ``revision_bound`` corpus: the record's ``revision_ref`` is the corpus's
+  ``source_revision``;
+- ours, beyond the original: the corpus lifecycle is ``active``, and the
+  candidate guard is re-run on the record against the caller's checkpoint at
+  ``now`` and must pass. So an expired record never activates, and a hard
+  policy gains action authority only from the checkpoint passed *here*, never
+  from a review packet's claims (a hand-edited ``guard_passed`` buys nothing).
+
+Authority (independent of confidence -- confidence is copied, never read):
+
+- ``hard_policy``: level ``constraint``; ``action_scopes`` = the requested scopes
+  (already a subset of the checkpoint's); ``checkpoint_ref`` = the checkpoint's
+  ``source_ref``;
+- every advisory class: level ``advisory``, no action scopes, no checkpoint.
+  (``working_context`` and ``run_bound_reward`` are never candidate targets, so
+  they never activate.)
+
+Privacy: visibility from the corpus; ``raw_content_captured`` false; the
+retention class by class (:data:`RETENTION_BY_CLASS`):
+
+- ``hard_policy`` and ``soft_preference``: ``durable_until_revoked`` -- durable
+  until superseded, revoked, retired or expired;
+- ``procedural_experience``: ``revision_bound`` -- revision-stamped, stale when
+  the revision diverges.
+
+``activation_ref`` = ``make_ref("activation", ...)`` over the canonical JSON of
+``schema_version``, ``corpus_id``, ``candidate_ref``, ``activated_at``,
+``review_ref`` and the authority block (a new digest, so the canonical
+encoding; differs from the original's J3 over three keys). Same inputs, same
+record, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC
+from typing import TYPE_CHECKING, Any, Final
+
+from reward_memory.digests import make_ref
+from reward_memory.errors import RecordValidationError
+from reward_memory.grammars import utc_now
+from reward_memory.guards.candidate import candidate_reasons, check_now
+from reward_memory.records.active import ActivationLineage, ActiveRecord, ReviewSummary
+from reward_memory.records.candidate import (
+    UNVERIFIED_CHECKPOINT,
+    AuthorityCheckpoint,
+    CandidateReview,
+)
+from reward_memory.records.envelope import (
+    Confidence,
+    Expiry,
+    Privacy,
+    RecordAuthority,
+    RecordSource,
+    RetentionClass,
+    Supersession,
+)
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from reward_memory.records.corpus import CorpusDeclaration
+
+__all__ = ["RETENTION_BY_CLASS", "activate", "format_timestamp"]
+
+ACTIVE_RECORD_SCHEMA: Final = "reward_memory_active_record_v1"
+RETENTION_BY_CLASS: Final[dict[str, RetentionClass]] = {
+    "hard_policy": "durable_until_revoked",
+    "soft_preference": "durable_until_revoked",
+    "procedural_experience": "revision_bound",
+}
+_IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
+
+
+def format_timestamp(moment: datetime) -> str:
+    """An aware datetime as an ISO-8601 UTC string ending in ``Z`` (microseconds only if set)."""
+    utc = check_now(moment).astimezone(UTC)
+    spec = "microseconds" if utc.microsecond else "seconds"
+    return utc.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+def _fail(message: str, path: str, code: str) -> RecordValidationError:
+    return RecordValidationError(message, path=path, code=code)
+
+
+def _as_review(review_packet: CandidateReview | Mapping[str, Any]) -> CandidateReview:
+    if isinstance(review_packet, CandidateReview):
+        return review_packet
+    if isinstance(review_packet, Mapping):
+        from reward_memory.candidates import load_plain  # noqa: PLC0415 - avoid a cycle
+
+        return load_plain(dict(review_packet), CandidateReview)
+    raise _fail("activation takes a reward_memory_candidate_review_v0 packet", "$", "wrong_type")
+
+
+def _check_fit(packet: CandidateReview, corpus: CorpusDeclaration) -> None:
+    if (
+        packet.effective_decision != "accept"
+        or packet.status != "active"
+        or packet.record.lifecycle.state != "active"
+    ):
+        raise _fail(
+            "only an accepted review (status active, record active) activates",
+            "$.effective_decision",
+            "review_not_accepted",
+        )
+    if not packet.guard_passed:
+        raise _fail("the candidate guard did not pass", "$.guard_passed", "guard_not_passed")
+    record = packet.record
+    if record.target_class != corpus.class_id:
+        raise _fail(
+            "the record's class is not the corpus class",
+            "$.record.target_class",
+            "corpus_class_mismatch",
+        )
+    if corpus.lifecycle.state != "active":
+        raise _fail("the corpus is not active", "corpus.lifecycle.state", "corpus_not_active")
+    scope, corpus_scope = record.scope, corpus.scope
+    for name in ("workspace_ref", "project_ref", *_IDENTITY_FIELDS):
+        if getattr(scope, name) != getattr(corpus_scope, name):
+            raise _fail(
+                f"the record's {name} is not the corpus's",
+                f"$.record.scope.{name}",
+                "corpus_scope_mismatch",
+            )
+    if not set(scope.surface_ids).issubset(corpus_scope.surface_ids):
+        raise _fail(
+            "the record's surfaces are not all corpus surfaces",
+            "$.record.scope.surface_ids",
+            "corpus_scope_mismatch",
+        )
+    freshness = corpus.freshness
+    if freshness.mode == "revision_bound" and scope.revision_ref != freshness.source_revision:
+        raise _fail(
+            "the record's revision is not the revision the corpus is bound to",
+            "$.record.scope.revision_ref",
+            "corpus_revision_mismatch",
+        )
+
+
+def activate(
+    review_packet: CandidateReview | Mapping[str, Any],
+    corpus: CorpusDeclaration,
+    *,
+    checkpoint: AuthorityCheckpoint | Mapping[str, Any] | None,
+    now: datetime | None = None,
+) -> ActiveRecord:
+    """Build the ``reward_memory_active_record_v1`` for an accepted review.
+
+    Args:
+        review_packet: an accepted ``reward_memory_candidate_review_v0``.
+        corpus: the declared corpus the record is for.
+        checkpoint: the caller's independently verified authority (required
+            for ``hard_policy``; ``None`` is unverified, enough for advisory
+            classes).
+        now: the activation time (aware; default UTC now): ``activated_at``,
+            and the clock for expiry.
+
+    Raises:
+        RecordValidationError: a precondition fails (see the module docs).
+    """
+    from reward_memory.candidates import as_checkpoint  # noqa: PLC0415 - avoid a cycle
+    from reward_memory.records.corpus import CorpusDeclaration  # noqa: PLC0415
+
+    if not isinstance(corpus, CorpusDeclaration):
+        raise _fail("the corpus is a CorpusDeclaration", "corpus", "wrong_type")
+    packet = _as_review(review_packet)
+    authority_source = (
+        as_checkpoint(checkpoint) if checkpoint is not None else UNVERIFIED_CHECKPOINT
+    )
+    moment = utc_now() if now is None else check_now(now)
+    _check_fit(packet, corpus)
+    record = packet.record
+    reasons = candidate_reasons(record, authority_source, now=moment)
+    if reasons:
+        raise _fail(
+            "the candidate guard blocks activation: " + ", ".join(reasons),
+            "$.record",
+            "guard_blocked",
+        )
+    if record.target_class == "hard_policy":
+        assert authority_source.source_ref is not None
+        authority = RecordAuthority(
+            level="constraint",
+            action_scopes=record.requested_action_scopes,
+            checkpoint_ref=authority_source.source_ref,
+        )
+    else:
+        authority = RecordAuthority(level="advisory")
+    activated_at = format_timestamp(moment)
+    review_ref = packet.review.review_ref
+    activation_ref = make_ref(
+        "activation",
+        {
+            "schema_version": ACTIVE_RECORD_SCHEMA,
+            "corpus_id": corpus.corpus_id,
+            "candidate_ref": record.candidate_ref,
+            "activated_at": activated_at,
+            "review_ref": review_ref,
+            "authority": {
+                "level": authority.level,
+                "action_scopes": list(authority.action_scopes),
+                "checkpoint_ref": authority.checkpoint_ref,
+            },
+        },
+    )
+    source = record.source
+    return ActiveRecord(
+        activation_ref=activation_ref,
+        activated_at=activated_at,
+        corpus_id=corpus.corpus_id,
+        candidate_ref=record.candidate_ref,
+        content_summary=record.content_summary,
+        class_id=record.target_class,
+        source=RecordSource(
+            source_kind=source.source_kind,
+            source_ref=source.source_ref,
+            actor_ref=source.actor_ref,
+            actor_role=source.actor_role,
+            observed_at=record.observed_at or activated_at,
+        ),
+        scope=record.scope,
+        authority=authority,
+        confidence=Confidence(
+            level=record.reasoning.confidence, basis=record.reasoning.confidence_basis
+        ),
+        lifecycle_state="active",
+        supersession=Supersession(supersedes_refs=record.lifecycle.supersedes_refs),
+        expiry=Expiry(expires_at=record.lifecycle.expires_at),
+        privacy=Privacy(
+            visibility=corpus.privacy.visibility,
+            retention_class=RETENTION_BY_CLASS[record.target_class],
+        ),
+        review=ReviewSummary(
+            reviewer_ref=packet.review.reviewer_ref,
+            review_ref=review_ref,
+            reasoning_summary=packet.review.reasoning_summary,
+        ),
+        activation_lineage=ActivationLineage(review_ref=review_ref),
+    )

@@ -1,0 +1,396 @@
+"""Stage 2: propose a candidate, review it. Stateless: nothing here persists or writes.
+
+::
+
+    proposal + checkpoint ──propose()──▶ reward_memory_candidate_v0  (review_ready | guard_blocked)
+        ──review(accept | edit | reject | no_write)──▶ reward_memory_candidate_review_v0
+        ──review(retire)  (of an accepted, active record)──▶ ... retired
+
+The model proposes the policy *meaning*; deterministic guards
+(:mod:`reward_memory.guards.candidate`) check freshness, conflicts,
+current-artifact proof and authority. Authority comes only from the
+:class:`~reward_memory.records.candidate.AuthorityCheckpoint` the caller passes
+from its own authority source. A blocked candidate is still returned for
+inspection; accepting or editing it yields ``no_write`` and gains nothing.
+
+Typed records take the fast path (no JSON Schema, no cattrs). Plain mappings
+(JSON input) are validated against their schema first, then structured.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+
+import attrs
+
+from reward_memory.errors import RecordValidationError
+from reward_memory.grammars import utc_now
+from reward_memory.guards.candidate import check_now, proposal_reasons
+from reward_memory.records.candidate import (
+    CANDIDATE_SCHEMA,
+    PERSIST_NEXT_STEP,
+    REVIEW_SCHEMA,
+    UNVERIFIED_CHECKPOINT,
+    AuthorityCheckpoint,
+    Candidate,
+    CandidateGuard,
+    CandidateLifecycle,
+    CandidatePacket,
+    CandidateReview,
+    CandidateReviewSummary,
+    Decision,
+    Proposal,
+    RetiredReason,
+    ReviewDecision,
+    ReviewStatus,
+)
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = ["as_checkpoint", "as_proposal", "load_plain", "propose", "review"]
+
+T = TypeVar("T")
+
+_FRESH: Final = CandidateLifecycle(state="candidate")
+# reject / retire / no_write: the status they give and the reason the record is closed with.
+_CLOSING: Final[dict[str, tuple[ReviewStatus, RetiredReason]]] = {
+    "reject": ("rejected", "rejected_in_review"),
+    "retire": ("retired", "reviewed_retirement"),
+    "no_write": ("no_write", "no_write_rationale"),
+}
+_DECISION_KEYS: Final = (
+    "decision",
+    "reviewer_ref",
+    "review_ref",
+    "reasoning_summary",
+    "edited_content_summary",
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _guard(reasons: tuple[str, ...]) -> CandidateGuard:
+    # Guards are immutable values of their reason codes: build each one once.
+    return CandidateGuard(passed=not reasons, reason_codes=reasons)
+
+
+# -- the JSON path ------------------------------------------------------------------------
+#
+# Plain data is validated against its bundled schema first (strict types, unknown
+# fields named), then built into records directly. The records' own validators
+# still run; nothing is coerced. This is wire.load without the cattrs converter,
+# whose first use generates code for every class (~50 ms, too slow for a CLI verb
+# that must answer in 0.15 s).
+
+
+_FieldPlan = tuple[tuple[str, type[Any] | None, bool], ...]
+_PLANS: dict[type[Any], _FieldPlan] = {}
+
+
+def _record_fields(cls: type[Any]) -> _FieldPlan:
+    """(name, nested record class or None, is a tuple of records) for each field."""
+    plan = _PLANS.get(cls)
+    if plan is not None:
+        return plan
+    hints = typing.get_type_hints(cls)
+    out: list[tuple[str, type[Any] | None, bool]] = []
+    for field in attrs.fields(cls):
+        hint = hints[field.name]
+        origin = typing.get_origin(hint)
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if attrs.has(hint):
+            out.append((field.name, hint, False))
+        elif origin in (typing.Union, types.UnionType) and len(args) == 1 and attrs.has(args[0]):
+            out.append((field.name, args[0], False))
+        elif origin is tuple and args and attrs.has(args[0]):
+            out.append((field.name, args[0], True))
+        else:
+            out.append((field.name, None, False))
+    plan = _PLANS[cls] = tuple(out)
+    return plan
+
+
+def _build(cls: type[T], data: Mapping[str, Any], path: str) -> T:
+    values: dict[str, Any] = {}
+    for name, nested, many in _record_fields(cls):
+        if name not in data:
+            continue
+        value = data[name]
+        if nested is not None and value is not None:
+            if many:
+                value = tuple(
+                    _build(nested, item, f"{path}.{name}[{index}]")
+                    for index, item in enumerate(value)
+                )
+            else:
+                value = _build(nested, value, f"{path}.{name}")
+        values[name] = value
+    try:
+        return cls(**values)
+    except RecordValidationError as exc:
+        if path == "$":
+            raise
+        # The record names the field relative to itself; prefix where it sits.
+        clone = exc.under("$")
+        clone.path = path + exc.path.removeprefix("$")
+        raise clone from None
+
+
+def load_plain(data: Any, cls: type[T]) -> T:
+    """Validate ``data`` against ``cls``'s packet schema, then build the record (no cattrs).
+
+    Raises:
+        RecordValidationError: not an object, no or another ``schema_version``,
+            or anything the schema or the record refuses (field path named).
+    """
+    from reward_memory import schemas  # noqa: PLC0415 - JSON path only
+
+    expected = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
+    if not isinstance(data, dict):
+        raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
+    if "schema_version" not in data:
+        raise RecordValidationError(
+            "schema_version is missing", path="$.schema_version", code="schema_version_missing"
+        )
+    schemas.validate(data, expected)
+    return _build(cls, data, "$")
+
+
+def as_proposal(proposal: Proposal | Mapping[str, Any]) -> Proposal:
+    """A typed proposal; a mapping is validated (schema first) and structured."""
+    if isinstance(proposal, Proposal):
+        return proposal
+    if isinstance(proposal, Mapping):
+        return load_plain(dict(proposal), Proposal)
+    raise RecordValidationError(
+        "a proposal is a Proposal or a reward_memory_candidate_proposal_v0 object",
+        code="wrong_type",
+    )
+
+
+def as_checkpoint(
+    checkpoint: AuthorityCheckpoint | Mapping[str, Any] | None,
+) -> AuthorityCheckpoint:
+    """A typed checkpoint; ``None`` is an unverified checkpoint (it grants nothing)."""
+    if checkpoint is None:
+        return UNVERIFIED_CHECKPOINT
+    if isinstance(checkpoint, AuthorityCheckpoint):
+        return checkpoint
+    if isinstance(checkpoint, Mapping):
+        return load_plain(dict(checkpoint), AuthorityCheckpoint)
+    raise RecordValidationError(
+        "a checkpoint is an AuthorityCheckpoint or a reward_memory_authority_checkpoint_v0 object",
+        path="checkpoint",
+        code="wrong_type",
+    )
+
+
+def propose(
+    proposal: Proposal | Mapping[str, Any],
+    checkpoint: AuthorityCheckpoint | Mapping[str, Any] | None = None,
+    *,
+    now: datetime | None = None,
+) -> CandidatePacket:
+    """Guard a model-proposed candidate; return it as ``reward_memory_candidate_v0``.
+
+    Args:
+        proposal: the compact candidate (``raw_content_captured`` must be false).
+        checkpoint: the caller's independently verified authority; ``None`` is
+            unverified. It is never derived from the proposal.
+        now: the clock for ``expires_at`` (an aware datetime; default: UTC now).
+
+    Returns the packet with status ``review_ready`` or ``guard_blocked`` (still
+    inspectable), the guard's reason codes in their fixed order, and a
+    ``candidate_ref`` that is byte-compatible with the original's.
+
+    Raises:
+        RecordValidationError: structurally invalid input (field path named).
+    """
+    typed = as_proposal(proposal)
+    authority = as_checkpoint(checkpoint)
+    moment = utc_now() if now is None else check_now(now)
+    reasons = proposal_reasons(typed, authority, now=moment)
+    lifecycle = (
+        _FRESH
+        if typed.expires_at is None
+        else CandidateLifecycle(state="candidate", expires_at=typed.expires_at)
+    )
+    candidate = Candidate(
+        target_class=typed.target_class,
+        content_summary=typed.content_summary,
+        source=typed.source,
+        scope=typed.scope,
+        reasoning=typed.reasoning,
+        guard_context=typed.guard_context,
+        requested_action_scopes=typed.requested_action_scopes,
+        lifecycle=lifecycle,
+        observed_at=typed.observed_at,
+    )
+    return CandidatePacket(
+        status="guard_blocked" if reasons else "review_ready",
+        candidate=candidate,
+        authority_checkpoint=authority,
+        guard=_guard(reasons),
+    )
+
+
+def _as_decision(decision: ReviewDecision | Mapping[str, Any]) -> ReviewDecision:
+    if isinstance(decision, ReviewDecision):
+        return decision
+    if isinstance(decision, Mapping):
+        # Not a packet (no schema_version): the record's own validators are the
+        # strict type gate; an unknown or missing key is refused by name.
+        for key in decision:
+            if key not in _DECISION_KEYS:
+                raise RecordValidationError(
+                    "unknown field",
+                    path=f"$.{key}" if isinstance(key, str) else "$",
+                    code="unknown_field",
+                )
+        for key in _DECISION_KEYS[:4]:
+            if key not in decision:
+                raise RecordValidationError(
+                    "required field is missing", path=f"$.{key}", code="missing_field"
+                )
+        return ReviewDecision(**{key: decision[key] for key in decision})
+    raise RecordValidationError("a review is a ReviewDecision or an object", code="wrong_type")
+
+
+def _as_target(target: Any) -> CandidatePacket | CandidateReview:
+    if isinstance(target, CandidatePacket | CandidateReview):
+        return target
+    if isinstance(target, Mapping):
+        version = target.get("schema_version")
+        if version == CANDIDATE_SCHEMA:
+            return load_plain(dict(target), CandidatePacket)
+        if version == REVIEW_SCHEMA:
+            return load_plain(dict(target), CandidateReview)
+    raise RecordValidationError(
+        "a review target is a reward_memory_candidate_v0 or "
+        "reward_memory_candidate_review_v0 packet",
+        path="$.schema_version",
+        code="wrong_type",
+    )
+
+
+def review(
+    target: CandidatePacket | CandidateReview | Mapping[str, Any],
+    decision: ReviewDecision | Mapping[str, Any],
+) -> CandidateReview:
+    """Apply one review decision (reference §5.2); a decision record, not persistence.
+
+    ``target`` is a candidate packet, or a previous review packet (whose
+    ``guard_passed`` and reason codes carry over, so a blocked candidate stays
+    blocked however often it is reviewed).
+
+    ============  ============  ==================  =============  ==============================
+    requested     guard passed  effective decision  status         record lifecycle
+    ============  ============  ==================  =============  ==============================
+    accept/edit   no            no_write            guard_blocked  unchanged candidate (no expiry)
+    accept        yes           accept              active         active (+ expires_at)
+    edit          yes           edit                review_ready   candidate superseding the old
+                                                                   ref, new content and new ref
+    reject        any           reject              rejected       retired: rejected_in_review
+    retire        any           retire              retired        retired: reviewed_retirement
+    no_write      any           no_write            no_write       retired: no_write_rationale
+    ============  ============  ==================  =============  ==============================
+
+    Raises:
+        RecordValidationError: ``retire`` of anything but an active record, any
+            other decision on anything but a candidate, or invalid input.
+    """
+    packet = _as_target(target)
+    chosen = _as_decision(decision)
+    if isinstance(packet, CandidatePacket):
+        record = packet.candidate
+        passed, reasons = packet.guard.passed, packet.guard.reason_codes
+    else:
+        record = packet.record
+        passed, reasons = packet.guard_passed, packet.reason_codes
+    requested = chosen.decision
+    lifecycle = record.lifecycle
+    if requested == "retire":
+        if lifecycle.state != "active":
+            raise RecordValidationError(
+                "retire requires an active reviewed record",
+                path="$.record.lifecycle.state",
+                code="invalid_state",
+            )
+    elif lifecycle.state != "candidate":
+        raise RecordValidationError(
+            "accept, edit, reject, and no_write require a candidate",
+            path="$.record.lifecycle.state",
+            code="invalid_state",
+        )
+    supersedes = lifecycle.supersedes_refs
+    effective: Decision
+    status: ReviewStatus
+    if requested in ("accept", "edit") and not passed:
+        effective, status = "no_write", "guard_blocked"
+        new_lifecycle = CandidateLifecycle(state="candidate", supersedes_refs=supersedes)
+    elif requested == "accept":
+        effective, status = "accept", "active"
+        new_lifecycle = CandidateLifecycle(
+            state="active", supersedes_refs=supersedes, expires_at=lifecycle.expires_at
+        )
+    elif requested == "edit":
+        effective, status = "edit", "review_ready"
+        new_lifecycle = CandidateLifecycle(
+            state="candidate",
+            supersedes_refs=(record.candidate_ref,),
+            expires_at=lifecycle.expires_at,
+        )
+    else:
+        effective = requested
+        status, reason = _CLOSING[requested]
+        new_lifecycle = CandidateLifecycle(
+            state="retired", supersedes_refs=supersedes, retired_reason=reason
+        )
+    if effective == "edit":
+        assert chosen.edited_content_summary is not None
+        new_record = Candidate(
+            target_class=record.target_class,
+            content_summary=chosen.edited_content_summary,
+            source=record.source,
+            scope=record.scope,
+            reasoning=record.reasoning,
+            guard_context=record.guard_context,
+            requested_action_scopes=record.requested_action_scopes,
+            lifecycle=new_lifecycle,
+            observed_at=record.observed_at,
+        )
+    else:
+        new_record = _with_lifecycle(record, new_lifecycle)
+    return CandidateReview(
+        status=status,
+        requested_decision=requested,
+        effective_decision=effective,
+        guard_passed=passed,
+        reason_codes=reasons,
+        review=CandidateReviewSummary(
+            reviewer_ref=chosen.reviewer_ref,
+            review_ref=chosen.review_ref,
+            reasoning_summary=chosen.reasoning_summary,
+        ),
+        record=new_record,
+        persistence_next_step=PERSIST_NEXT_STEP if effective in ("accept", "retire") else "none",
+    )
+
+
+def _with_lifecycle(record: Candidate, lifecycle: CandidateLifecycle) -> Candidate:
+    return Candidate(
+        target_class=record.target_class,
+        content_summary=record.content_summary,
+        source=record.source,
+        scope=record.scope,
+        reasoning=record.reasoning,
+        guard_context=record.guard_context,
+        requested_action_scopes=record.requested_action_scopes,
+        lifecycle=lifecycle,
+        candidate_ref=record.candidate_ref,
+        observed_at=record.observed_at,
+    )

@@ -1,0 +1,789 @@
+"""Stage-2 records: the proposal, the authority checkpoint, the candidate and its review.
+
+Inputs (validated in full when built, by Python callers or by :func:`wire.load`):
+
+- :class:`Proposal` (``reward_memory_candidate_proposal_v0``) -- a model-proposed
+  compact candidate: target class, content summary, source, scope, reasoning
+  (confidence *with its basis*), guard context, requested action scopes,
+  optional expiry. ``raw_content_captured`` is required and must be false.
+- :class:`AuthorityCheckpoint` (``reward_memory_authority_checkpoint_v0``) -- the
+  caller's independently verified authority for an actor, role, project and
+  action scopes. It comes from the caller's own authority source, never from
+  the proposal's claims (differs from the original, whose ingest path built it
+  from the event itself).
+- :class:`ReviewDecision` -- one review: accept / edit / reject / retire / no_write.
+- :class:`CandidateReviewRequest` (``reward_memory_candidate_review_request_v0``) --
+  the ``candidate-review --input`` document: a proposal, a checkpoint and the
+  reviews to apply in order.
+
+Packets:
+
+- :class:`CandidatePacket` (``reward_memory_candidate_v0``) -- the guarded candidate.
+- :class:`CandidateReview` (``reward_memory_candidate_review_v0``) -- one review
+  decision record (not persistence); ``guard_passed`` and the guard's reason
+  codes travel with it, so a blocked candidate can never be laundered into an
+  active one by reviewing a review.
+
+A :class:`Candidate` always carries the ``candidate_ref`` of its own content: it
+is computed when the record is built without one and checked when one is
+given, so a packet whose content was altered after the fact fails to load.
+The ref is a v0 identifier and reproduces the original byte for byte
+(reference §1.5: legacy J1 over exactly ``target_class``, ``content_summary``,
+``source``, ``scope``, ``guard_context``, ``requested_action_scopes``).
+Reasoning, expiry, observation time and privacy are not hashed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from json.encoder import encode_basestring
+from typing import Any, ClassVar, Final, Literal
+
+import attrs
+
+from reward_memory.errors import RecordValidationError
+from reward_memory.records import _fields as f
+from reward_memory.records import _memo as m
+from reward_memory.records.envelope import ConfidenceLevel, RecordScope
+
+__all__ = [
+    "AVAILABLE_REVIEW_DECISIONS",
+    "CANDIDATE_CLASSES",
+    "CANDIDATE_SCHEMA",
+    "CHECKPOINT_SCHEMA",
+    "GUARD_RULE",
+    "HARD_POLICY_ACTOR_ROLES",
+    "PERSIST_NEXT_STEP",
+    "PROPOSAL_SCHEMA",
+    "REASON_CODES",
+    "REVIEW_DECISIONS",
+    "REVIEW_REQUEST_SCHEMA",
+    "REVIEW_SCHEMA",
+    "REVIEW_STATUSES",
+    "UNVERIFIED_CHECKPOINT",
+    "AuthorityCheckpoint",
+    "Candidate",
+    "CandidateClass",
+    "CandidateGuard",
+    "CandidateGuardContext",
+    "CandidateLifecycle",
+    "CandidatePacket",
+    "CandidatePrivacy",
+    "CandidateReasoning",
+    "CandidateReview",
+    "CandidateReviewRequest",
+    "CandidateReviewSummary",
+    "CandidateSource",
+    "Decision",
+    "Proposal",
+    "RetiredReason",
+    "ReviewDecision",
+    "ReviewStatus",
+    "candidate_hashed_object",
+    "candidate_ref_of",
+    "is_record",
+    "no_raw_content",
+    "to_plain",
+]
+
+PROPOSAL_SCHEMA: Final = "reward_memory_candidate_proposal_v0"
+CHECKPOINT_SCHEMA: Final = "reward_memory_authority_checkpoint_v0"
+CANDIDATE_SCHEMA: Final = "reward_memory_candidate_v0"
+REVIEW_SCHEMA: Final = "reward_memory_candidate_review_v0"
+REVIEW_REQUEST_SCHEMA: Final = "reward_memory_candidate_review_request_v0"
+
+CandidateClass = Literal["hard_policy", "soft_preference", "procedural_experience"]
+# The durable, reusable classes a candidate may target (reference §2.1).
+CANDIDATE_CLASSES: Final[tuple[CandidateClass, ...]] = (
+    "hard_policy",
+    "soft_preference",
+    "procedural_experience",
+)
+# Roles whose verified feedback may derive hard-policy content (reference §2.1).
+HARD_POLICY_ACTOR_ROLES: Final = frozenset(
+    {"verified_repository_core_contributor", "verified_project_owner_or_operator"}
+)
+
+# The candidate guard's reason codes, in the fixed order they are reported.
+# The first eleven are the original's (reference §5.1); `candidate_expired`
+# is ours (differs from the original, which never looked at expiry here).
+REASON_CODES: Final = (
+    "source_freshness_not_current",
+    "unresolved_higher_authority_conflict",
+    "procedural_experience_current_artifact_unverified",
+    "advisory_class_requested_action_authority",
+    "hard_policy_missing_action_scope",
+    "authority_checkpoint_unverified",
+    "authority_actor_mismatch",
+    "authority_actor_role_mismatch",
+    "actor_role_cannot_derive_hard_policy",
+    "authority_project_mismatch",
+    "requested_action_scope_exceeds_verified_authority",
+    "candidate_expired",
+)
+_REASON_RANK: Final = {code: rank for rank, code in enumerate(REASON_CODES)}
+GUARD_RULE: Final = (
+    "model_proposes_meaning_deterministic_guards_verify_scope_privacy_and_no_authority_expansion"
+)
+
+Decision = Literal["accept", "edit", "reject", "retire", "no_write"]
+REVIEW_DECISIONS: Final[tuple[Decision, ...]] = ("accept", "edit", "reject", "retire", "no_write")
+AVAILABLE_REVIEW_DECISIONS: Final = tuple(sorted(REVIEW_DECISIONS))
+ReviewStatus = Literal["active", "review_ready", "rejected", "retired", "no_write", "guard_blocked"]
+REVIEW_STATUSES: Final[tuple[ReviewStatus, ...]] = (
+    "active",
+    "review_ready",
+    "rejected",
+    "retired",
+    "no_write",
+    "guard_blocked",
+)
+PERSIST_NEXT_STEP: Final = "caller_uses_declared_corpus_write_authority_then_readback"
+RetiredReason = Literal["rejected_in_review", "reviewed_retirement", "no_write_rationale"]
+_RETIRED_REASONS: Final = ("rejected_in_review", "reviewed_retirement", "no_write_rationale")
+
+
+# -- field helpers --------------------------------------------------------------------------
+#
+# Stage-2 records are built on the per-call path from values an earlier record
+# already checked (a proposal's summary becomes the candidate's, a review's
+# refs become the review packet's). Their text and identifier checks are the
+# shared grammars, memoised (reward_memory.records._memo): the same verdict and
+# the same error with its path, paid once per distinct value.
+
+
+def _text(limit: int, *, optional: bool = False) -> Any:
+    """Compact public-safe text (whitespace collapsed; over ``limit``: rejected, not cut)."""
+
+    def convert(value: Any, field: attrs.Attribute[Any]) -> Any:
+        if value is None and optional:
+            return None
+        text = m.compact_memo(value, limit, f"$.{field.name}")
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate (JSON can carry "\ud800"): it has no UTF-8 form,
+                # so it could neither be hashed nor stored.
+                raise RecordValidationError(
+                    "must be valid Unicode text (it holds a lone surrogate)",
+                    path=f"$.{field.name}",
+                    code="invalid_format",
+                ) from None
+        return text
+
+    converter = attrs.Converter(convert, takes_field=True)
+    if optional:
+        return attrs.field(default=None, converter=converter)
+    return attrs.field(converter=converter)
+
+
+def _token_list(*, max_items: int) -> Any:
+    """A duplicate-free list of at most ``max_items`` tokens, returned sorted."""
+
+    def convert(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
+        path = f"$.{field.name}"
+        # A real sequence: not a string, a set or a mapping, nor a one-shot iterator.
+        if not isinstance(value, list | tuple):
+            raise RecordValidationError("must be a list", path=path, code="wrong_type")
+        items = tuple(value)
+        if len(items) > max_items:
+            raise RecordValidationError(
+                f"must hold at most {max_items} items", path=path, code="invalid_value"
+            )
+        for index, item in enumerate(items):
+            m.check_token_memo(item, f"{path}[{index}]")
+        if len(set(items)) != len(items):
+            seen: set[str] = set()
+            for index, item in enumerate(items):
+                if item in seen:
+                    raise RecordValidationError(
+                        "must not repeat an item", path=f"{path}[{index}]", code="duplicate_item"
+                    )
+                seen.add(item)
+        return items if len(items) < 2 else tuple(sorted(items))
+
+    converter = attrs.Converter(convert, takes_field=True)
+    return attrs.field(factory=tuple, converter=converter)
+
+
+def to_plain(record: Any) -> Any:
+    """JSON-ready data for a record without the cattrs converter (the per-call/CLI path).
+
+    The same as :func:`reward_memory.wire.dump`: fields in declaration order,
+    tuples as lists, ``None`` left out of records that declare ``__rm_omit_none__``.
+    """
+    if attrs.has(type(record)):
+        omit_none = getattr(record, "__rm_omit_none__", False)
+        plain: dict[str, Any] = {}
+        for field in attrs.fields(type(record)):
+            value = getattr(record, field.name)
+            if value is None and omit_none:
+                continue
+            plain[field.name] = to_plain(value)
+        return plain
+    if isinstance(record, tuple | list):
+        return [to_plain(item) for item in record]
+    return record
+
+
+def is_record(cls: type[Any]) -> Any:
+    """Validator: the field holds a ``cls`` record (a dict or another record is refused)."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not isinstance(value, cls):
+            raise RecordValidationError(
+                f"must be a {cls.__name__}", path=f"$.{attribute.name}", code="wrong_type"
+            )
+
+    return validate
+
+
+def _no_raw_content(value: Any) -> Literal[False]:
+    if not isinstance(value, bool):
+        raise RecordValidationError(
+            "must be a boolean", path="$.raw_content_captured", code="wrong_type"
+        )
+    if value:
+        raise RecordValidationError(
+            "must be false: raw content (chat, transcripts, comment bodies) is never captured",
+            path="$.raw_content_captured",
+            code="raw_content_captured",
+        )
+    return False
+
+
+def no_raw_content() -> Any:
+    """The required ``raw_content_captured`` input flag: a real boolean, and false.
+
+    A converter rather than a validator: converters run first, in field order,
+    so it is checked before any other field (as in the original).
+    """
+    return attrs.field(converter=_no_raw_content)
+
+
+def _reason_codes(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise RecordValidationError("must be a list", path="$.reason_codes", code="wrong_type")
+    codes = tuple(value)
+    ranks = []
+    for index, code in enumerate(codes):
+        rank = _REASON_RANK.get(code) if isinstance(code, str) else None
+        if rank is None:
+            raise RecordValidationError(
+                "is not a candidate guard reason code",
+                path=f"$.reason_codes[{index}]",
+                code="invalid_value",
+            )
+        ranks.append(rank)
+    if ranks != sorted(set(ranks)):
+        raise RecordValidationError(
+            "must list each reason once, in the guard's fixed order",
+            path="$.reason_codes",
+            code="invalid_value",
+        )
+    return codes
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class CandidateSource:
+    """Where the evidence came from: kind, compact reference, actor and the actor's role."""
+
+    source_kind: str = m.token()
+    source_ref: str = _text(240)
+    actor_ref: str = m.token()
+    actor_role: str = m.token()
+
+
+@attrs.frozen(kw_only=True)
+class CandidateReasoning:
+    """The model's compact reasoning, and its confidence *with the basis* for it.
+
+    Confidence describes evidence quality only: no guard and no activation
+    reads it, so it can never raise authority.
+    """
+
+    summary: str = _text(500)
+    confidence: ConfidenceLevel = f.enum("low", "medium", "high")
+    confidence_basis: str = _text(240)
+
+
+@attrs.frozen(kw_only=True)
+class CandidateGuardContext:
+    """The caller's current observations the guard needs: freshness, conflicts, artifact proof."""
+
+    source_freshness: Literal["current", "stale", "unknown"] = f.enum("current", "stale", "unknown")
+    conflict_state: Literal["clear", "unresolved"] = f.enum("clear", "unresolved")
+    current_artifact_verified: bool = f.strict_bool()
+
+
+@attrs.frozen(kw_only=True)
+class Proposal:
+    """``reward_memory_candidate_proposal_v0``: a model-proposed compact candidate."""
+
+    # expires_at and observed_at are left out of the wire form when absent.
+    __rm_omit_none__: ClassVar[bool] = True
+
+    schema_version: Literal["reward_memory_candidate_proposal_v0"] = f.const(PROPOSAL_SCHEMA)
+    raw_content_captured: Literal[False] = no_raw_content()
+    target_class: CandidateClass = f.enum(*CANDIDATE_CLASSES)
+    content_summary: str = _text(500)
+    source: CandidateSource = attrs.field(validator=is_record(CandidateSource))
+    scope: RecordScope = attrs.field(validator=is_record(RecordScope))
+    reasoning: CandidateReasoning = attrs.field(validator=is_record(CandidateReasoning))
+    guard_context: CandidateGuardContext = attrs.field(validator=is_record(CandidateGuardContext))
+    requested_action_scopes: tuple[str, ...] = _token_list(max_items=12)
+    expires_at: str | None = f.optional_timestamp()
+    # When the source evidence was first observed; the active record's
+    # source.observed_at (the activation time when absent). Not hashed.
+    observed_at: str | None = f.optional_timestamp()
+
+
+@attrs.frozen(kw_only=True)
+class AuthorityCheckpoint:
+    """``reward_memory_authority_checkpoint_v0``: authority verified by the caller's own source.
+
+    For ``hard_policy`` the guard requires it to be verified, to name its
+    ``source_ref``, and to bind the same actor, role and project as the
+    proposal, with the requested action scopes a subset of ``action_scopes``.
+    """
+
+    schema_version: Literal["reward_memory_authority_checkpoint_v0"] = f.const(CHECKPOINT_SCHEMA)
+    verified: bool = f.strict_bool()
+    source_ref: str | None = m.optional_token()
+    actor_ref: str | None = m.optional_token()
+    actor_role: str | None = m.optional_token()
+    project_ref: str | None = m.optional_token()
+    action_scopes: tuple[str, ...] = _token_list(max_items=12)
+
+
+UNVERIFIED_CHECKPOINT: Final = AuthorityCheckpoint(verified=False)
+
+
+@attrs.frozen(kw_only=True)
+class ReviewDecision:
+    """One review of a candidate (or of a previous review's record).
+
+    ``edited_content_summary`` is required for ``edit`` and refused otherwise.
+    """
+
+    decision: Decision = f.enum(*REVIEW_DECISIONS)
+    reviewer_ref: str = m.token()
+    review_ref: str = m.token()
+    reasoning_summary: str = _text(500)
+    edited_content_summary: str | None = _text(500, optional=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.decision == "edit" and self.edited_content_summary is None:
+            raise RecordValidationError(
+                "an edit names the edited content summary",
+                path="$.edited_content_summary",
+                code="missing_field",
+            )
+        if self.decision != "edit" and self.edited_content_summary is not None:
+            raise RecordValidationError(
+                "edited_content_summary applies only to an edit",
+                path="$.edited_content_summary",
+                code="invalid_value",
+            )
+
+
+# -- the candidate --------------------------------------------------------------------------
+
+
+def candidate_ref_of(
+    *,
+    target_class: str,
+    content_summary: str,
+    source: CandidateSource,
+    scope: RecordScope,
+    guard_context: CandidateGuardContext,
+    requested_action_scopes: tuple[str, ...],
+) -> str:
+    """The v0 ``candidate_ref``: ``candidate:`` + 20 hex of sha256 over legacy J1.
+
+    The hashed object is exactly the original's (reference §1.5): ``target_class``,
+    ``content_summary``, ``source`` (kind, ref, actor, role), ``scope`` (always
+    ``revision_ref``; an identity key only when it is set), ``guard_context`` and
+    ``requested_action_scopes``, encoded as ``json.dumps(obj, sort_keys=True)``
+    (J1: default separators, non-ASCII kept).
+
+    The J1 text is written out directly, keys in sorted order, each string
+    through the encoder json itself uses: it is the per-call path, and this is
+    half the cost of building the dict and encoding it. ``tests/test_candidates.py``
+    proves it equal to :func:`reward_memory.digests.legacy_json` (J1) over
+    generated candidates.
+    """
+    q = encode_basestring
+    parts = [
+        '{"content_summary": ',
+        q(content_summary),
+        ', "guard_context": {"conflict_state": ',
+        q(guard_context.conflict_state),
+        ', "current_artifact_verified": ',
+        "true" if guard_context.current_artifact_verified else "false",
+        ', "source_freshness": ',
+        q(guard_context.source_freshness),
+        '}, "requested_action_scopes": [',
+        ", ".join(map(q, requested_action_scopes)),
+        '], "scope": {',
+    ]
+    # The scope's keys, sorted; an identity key only when it is set.
+    if scope.peer_ref is not None:
+        parts += ['"peer_ref": ', q(scope.peer_ref), ", "]
+    parts += ['"project_ref": ', q(scope.project_ref), ', "revision_ref": ']
+    parts.append("null" if scope.revision_ref is None else q(scope.revision_ref))
+    if scope.session_ref is not None:
+        parts += [', "session_ref": ', q(scope.session_ref)]
+    parts += [', "surface_ids": [', ", ".join(map(q, scope.surface_ids)), "]"]
+    if scope.user_ref is not None:
+        parts += [', "user_ref": ', q(scope.user_ref)]
+    parts += [
+        ', "workspace_ref": ', q(scope.workspace_ref),
+        '}, "source": {"actor_ref": ', q(source.actor_ref),
+        ', "actor_role": ', q(source.actor_role),
+        ', "source_kind": ', q(source.source_kind),
+        ', "source_ref": ', q(source.source_ref),
+        '}, "target_class": ', q(target_class), "}",
+    ]  # fmt: skip
+    text = "".join(parts)
+    return "candidate:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def candidate_hashed_object(candidate: Candidate) -> dict[str, Any]:
+    """The object ``candidate_ref`` hashes, as data (for inspection and tests)."""
+    scope = candidate.scope
+    scope_obj: dict[str, Any] = {
+        "workspace_ref": scope.workspace_ref,
+        "project_ref": scope.project_ref,
+        "surface_ids": list(scope.surface_ids),
+        "revision_ref": scope.revision_ref,
+    }
+    for name in ("user_ref", "peer_ref", "session_ref"):
+        if getattr(scope, name) is not None:
+            scope_obj[name] = getattr(scope, name)
+    source, context = candidate.source, candidate.guard_context
+    return {
+        "target_class": candidate.target_class,
+        "content_summary": candidate.content_summary,
+        "source": {
+            "source_kind": source.source_kind,
+            "source_ref": source.source_ref,
+            "actor_ref": source.actor_ref,
+            "actor_role": source.actor_role,
+        },
+        "scope": scope_obj,
+        "guard_context": {
+            "source_freshness": context.source_freshness,
+            "conflict_state": context.conflict_state,
+            "current_artifact_verified": context.current_artifact_verified,
+        },
+        "requested_action_scopes": list(candidate.requested_action_scopes),
+    }
+
+
+@attrs.frozen(kw_only=True)
+class CandidateLifecycle:
+    """Where the candidate stands: candidate, active (accepted) or retired (closed)."""
+
+    __rm_omit_none__: ClassVar[bool] = True
+
+    state: Literal["candidate", "active", "retired"] = f.enum("candidate", "active", "retired")
+    supersedes_refs: tuple[str, ...] = _token_list(max_items=50)
+    expires_at: str | None = f.optional_timestamp()
+    retired_reason: RetiredReason | None = attrs.field(default=None)
+
+    def __attrs_post_init__(self) -> None:
+        if self.retired_reason is not None and self.retired_reason not in _RETIRED_REASONS:
+            raise RecordValidationError(
+                f"must be one of: {', '.join(_RETIRED_REASONS)}",
+                path="$.retired_reason",
+                code="invalid_value",
+            )
+        if (self.state == "retired") != (self.retired_reason is not None):
+            raise RecordValidationError(
+                "a retired record keeps its retired_reason, and only a retired record has one",
+                path="$.retired_reason",
+                code="inconsistent_lifecycle",
+            )
+        if self.state == "retired" and self.expires_at is not None:
+            raise RecordValidationError(
+                "a retired record carries no expiry",
+                path="$.expires_at",
+                code="inconsistent_lifecycle",
+            )
+
+
+@attrs.frozen(kw_only=True)
+class CandidatePrivacy:
+    """The stated invariant: no raw content was captured."""
+
+    raw_content_captured: Literal[False] = f.const(False)
+
+
+_NO_RAW: Final = CandidatePrivacy()
+
+
+@attrs.frozen(kw_only=True)
+class Candidate:
+    """The normalised candidate record (the ``candidate`` of ``reward_memory_candidate_v0``).
+
+    Reviews copy it with a new lifecycle; an edit replaces the content summary
+    and so gets a new ``candidate_ref``.
+    """
+
+    __rm_omit_none__: ClassVar[bool] = True
+
+    schema_version: Literal["reward_memory_candidate_v0"] = f.const(CANDIDATE_SCHEMA)
+    target_class: CandidateClass = f.enum(*CANDIDATE_CLASSES)
+    content_summary: str = _text(500)
+    source: CandidateSource = attrs.field(validator=is_record(CandidateSource))
+    scope: RecordScope = attrs.field(validator=is_record(RecordScope))
+    reasoning: CandidateReasoning = attrs.field(validator=is_record(CandidateReasoning))
+    guard_context: CandidateGuardContext = attrs.field(validator=is_record(CandidateGuardContext))
+    requested_action_scopes: tuple[str, ...] = _token_list(max_items=12)
+    lifecycle: CandidateLifecycle = attrs.field(validator=is_record(CandidateLifecycle))
+    privacy: CandidatePrivacy = attrs.field(default=_NO_RAW, validator=is_record(CandidatePrivacy))
+    # Computed from the content when left empty; checked against it when given.
+    candidate_ref: str = attrs.field(default="")
+    observed_at: str | None = f.optional_timestamp()
+
+    def __attrs_post_init__(self) -> None:
+        ref = candidate_ref_of(
+            target_class=self.target_class,
+            content_summary=self.content_summary,
+            source=self.source,
+            scope=self.scope,
+            guard_context=self.guard_context,
+            requested_action_scopes=self.requested_action_scopes,
+        )
+        if not self.candidate_ref:
+            object.__setattr__(self, "candidate_ref", ref)
+        elif self.candidate_ref != ref:
+            raise RecordValidationError(
+                "does not match the candidate's content (it is derived from it)",
+                path="$.candidate_ref",
+                code="digest_mismatch",
+            )
+
+    @property
+    def expires_at(self) -> str | None:
+        """The candidate's expiry (from its lifecycle)."""
+        return self.lifecycle.expires_at
+
+
+@attrs.frozen(kw_only=True)
+class CandidateGuard:
+    """The guard's verdict: passed, and every reason code in the fixed order."""
+
+    passed: bool = f.strict_bool()
+    reason_codes: tuple[str, ...] = attrs.field(converter=_reason_codes)
+    rule: Literal[
+        "model_proposes_meaning_deterministic_guards_verify_scope_privacy_and_no_authority_expansion"
+    ] = f.const(GUARD_RULE)
+    semantic_reasoning_preserved: Literal[True] = f.const(True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.passed == bool(self.reason_codes):
+            raise RecordValidationError(
+                "a guard passes exactly when it has no reason codes",
+                path="$.passed",
+                code="inconsistent_guard",
+            )
+
+
+def _decisions(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+@attrs.frozen(kw_only=True)
+class CandidatePacket:
+    """``reward_memory_candidate_v0``: the guarded candidate (returned even when blocked)."""
+
+    ok: Literal[True] = f.const(True)
+    schema_version: Literal["reward_memory_candidate_v0"] = f.const(CANDIDATE_SCHEMA)
+    status: Literal["review_ready", "guard_blocked"] = f.enum("review_ready", "guard_blocked")
+    candidate: Candidate = attrs.field(validator=is_record(Candidate))
+    authority_checkpoint: AuthorityCheckpoint = attrs.field(
+        validator=is_record(AuthorityCheckpoint)
+    )
+    guard: CandidateGuard = attrs.field(validator=is_record(CandidateGuard))
+    available_review_decisions: tuple[str, ...] = attrs.field(
+        default=AVAILABLE_REVIEW_DECISIONS, converter=_decisions
+    )
+    candidate_persisted: Literal[False] = f.const(False)
+    provider_write_performed: Literal[False] = f.const(False)
+    external_writes_performed: Literal[False] = f.const(False)
+    raw_content_captured: Literal[False] = f.const(False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.available_review_decisions != AVAILABLE_REVIEW_DECISIONS:
+            raise RecordValidationError(
+                f"must be {list(AVAILABLE_REVIEW_DECISIONS)}",
+                path="$.available_review_decisions",
+                code="invalid_value",
+            )
+        if (self.status == "review_ready") != self.guard.passed:
+            raise RecordValidationError(
+                "status is review_ready exactly when the guard passed",
+                path="$.status",
+                code="inconsistent_guard",
+            )
+        if (
+            self.candidate.lifecycle.state != "candidate"
+            or self.candidate.lifecycle.supersedes_refs
+        ):
+            raise RecordValidationError(
+                "a fresh candidate is in state candidate and supersedes nothing",
+                path="$.candidate.lifecycle",
+                code="inconsistent_lifecycle",
+            )
+
+
+# -- the review -----------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class CandidateReviewSummary:
+    """Who reviewed, under which review reference, and why (compact).
+
+    The active record's ``review`` block is built from it on activation.
+    """
+
+    reviewer_ref: str = m.token()
+    review_ref: str = m.token()
+    reasoning_summary: str = _text(500)
+
+
+# effective decision -> (allowed statuses, record lifecycle state, retired_reason)
+_EFFECTS: Final[dict[str, tuple[frozenset[str], str, str | None]]] = {
+    "accept": (frozenset({"active"}), "active", None),
+    "edit": (frozenset({"review_ready"}), "candidate", None),
+    "reject": (frozenset({"rejected"}), "retired", "rejected_in_review"),
+    "retire": (frozenset({"retired"}), "retired", "reviewed_retirement"),
+    "no_write": (frozenset({"no_write", "guard_blocked"}), "retired", "no_write_rationale"),
+}
+
+
+def _check_review(review: CandidateReview) -> None:
+    """The reference §5.2 decision table, as record invariants."""
+    if review.guard_passed == bool(review.reason_codes):
+        raise RecordValidationError(
+            "guard_passed holds exactly when there are no guard reason codes",
+            path="$.guard_passed",
+            code="inconsistent_guard",
+        )
+    effective, status = review.effective_decision, review.status
+    statuses, state, reason = _EFFECTS[effective]
+    if status not in statuses:
+        raise RecordValidationError(
+            f"a {effective} decision has status {' or '.join(sorted(statuses))}",
+            path="$.status",
+            code="inconsistent_review",
+        )
+    if status == "guard_blocked":
+        # accept/edit of a blocked candidate: nothing is gained, the record stays a candidate.
+        if review.guard_passed or review.requested_decision not in ("accept", "edit"):
+            raise RecordValidationError(
+                "guard_blocked is the outcome of accepting or editing a blocked candidate",
+                path="$.status",
+                code="inconsistent_review",
+            )
+        state, reason = "candidate", None
+    elif review.requested_decision != effective:
+        raise RecordValidationError(
+            "the effective decision differs from the requested one only when the guard blocked it",
+            path="$.effective_decision",
+            code="inconsistent_review",
+        )
+    if effective in ("accept", "edit") and not review.guard_passed:
+        raise RecordValidationError(
+            "only a guard-passed candidate can be accepted or edited",
+            path="$.guard_passed",
+            code="inconsistent_review",
+        )
+    lifecycle = review.record.lifecycle
+    if lifecycle.state != state or lifecycle.retired_reason != reason:
+        raise RecordValidationError(
+            f"a {status} review leaves the record {state}",
+            path="$.record.lifecycle",
+            code="inconsistent_lifecycle",
+        )
+    expected_step = PERSIST_NEXT_STEP if effective in ("accept", "retire") else "none"
+    if review.persistence_next_step != expected_step:
+        raise RecordValidationError(
+            f"must be {expected_step!r} for a {effective} decision",
+            path="$.persistence_next_step",
+            code="inconsistent_review",
+        )
+
+
+@attrs.frozen(kw_only=True)
+class CandidateReview:
+    """``reward_memory_candidate_review_v0``: one review decision record (nothing persisted).
+
+    ``reason_codes`` (ours; the original carried only ``guard_passed``) are the
+    candidate guard's reasons, carried from review to review.
+    """
+
+    ok: Literal[True] = f.const(True)
+    schema_version: Literal["reward_memory_candidate_review_v0"] = f.const(REVIEW_SCHEMA)
+    status: ReviewStatus = f.enum(*REVIEW_STATUSES)
+    requested_decision: Decision = f.enum(*REVIEW_DECISIONS)
+    effective_decision: Decision = f.enum(*REVIEW_DECISIONS)
+    guard_passed: bool = f.strict_bool()
+    reason_codes: tuple[str, ...] = attrs.field(converter=_reason_codes)
+    review: CandidateReviewSummary = attrs.field(validator=is_record(CandidateReviewSummary))
+    record: Candidate = attrs.field(validator=is_record(Candidate))
+    persistence_next_step: Literal[
+        "caller_uses_declared_corpus_write_authority_then_readback", "none"
+    ] = f.enum(PERSIST_NEXT_STEP, "none")
+    grants_new_action_authority: Literal[False] = f.const(False)
+    provider_write_performed: Literal[False] = f.const(False)
+    external_writes_performed: Literal[False] = f.const(False)
+    raw_content_captured: Literal[False] = f.const(False)
+
+    def __attrs_post_init__(self) -> None:
+        _check_review(self)
+
+
+def _reviews(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _review_list(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, tuple) or not 1 <= len(value) <= 8:
+        raise RecordValidationError(
+            "must be a list of 1 to 8 reviews", path=f"$.{attribute.name}", code="invalid_value"
+        )
+    for index, item in enumerate(value):
+        if not isinstance(item, ReviewDecision):
+            raise RecordValidationError(
+                "must be a ReviewDecision", path=f"$.{attribute.name}[{index}]", code="wrong_type"
+            )
+
+
+@attrs.frozen(kw_only=True)
+class CandidateReviewRequest:
+    """``reward_memory_candidate_review_request_v0``: what ``candidate-review --input`` reads.
+
+    The proposal is guarded against the checkpoint (an unverified checkpoint
+    when absent) at ``now`` (the current time when absent), then each review
+    is applied to the previous result in order: ``[accept, retire]`` retires.
+    """
+
+    __rm_omit_none__: ClassVar[bool] = True
+
+    schema_version: Literal["reward_memory_candidate_review_request_v0"] = f.const(
+        REVIEW_REQUEST_SCHEMA
+    )
+    proposal: Proposal = attrs.field(validator=is_record(Proposal))
+    authority_checkpoint: AuthorityCheckpoint | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(is_record(AuthorityCheckpoint)),
+    )
+    reviews: tuple[ReviewDecision, ...] = attrs.field(converter=_reviews, validator=_review_list)
+    now: str | None = f.optional_timestamp()
