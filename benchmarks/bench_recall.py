@@ -11,6 +11,9 @@ through a model callback, producing the receipt: the whole Stage-3 path.
 Rows:
 
 - ``e2e memory`` / ``e2e sqlite``: the path as a caller sees it, provider included.
+- ``e2e memory, fresh request``: the same, with a new (equal) ``RecallRequest``
+  object on every call, as a caller that builds one per call has it (the
+  request's normalised view and query digests are then computed every time).
 - ``core (replayed provider)``: the same path against a provider that replays the
   in-memory provider's recorded answers, i.e. the library's own cost with the
   provider's cost taken out.
@@ -33,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from _util import report
 
 from reward_memory import wire
@@ -241,6 +245,28 @@ def main() -> int:
 
         return call
 
+    def fresh_end_to_end(provider: Any, requests: list[RecallRequest]) -> Callable[[], object]:
+        supply = iter(requests).__next__
+
+        def call() -> object:
+            session = recall(
+                supply(),
+                corpus=corpus,
+                checkpoint=checkpoint,
+                binding=binding,
+                provider=provider,
+                now=NOW,
+            )
+            return apply(
+                "base output",
+                session,
+                application_id="application:bench",
+                artifact_ref="artifact:bench",
+                apply_memory=model,
+            )
+
+        return call
+
     rows: list[dict[str, Any]] = []
     memory = InMemoryProvider()
     with tempfile.TemporaryDirectory() as tmp:
@@ -259,6 +285,14 @@ def main() -> int:
                 _row(
                     "recall e2e, memory provider",
                     _median_us(end_to_end(memory), max(args.calls // 10, 50)),
+                )
+            )
+            memory_calls = max(args.calls // 10, 50)
+            fresh = [attrs.evolve(request) for _ in range(memory_calls + 50)]  # + warm-up
+            rows.append(
+                _row(
+                    "recall e2e, memory, fresh request",
+                    _median_us(fresh_end_to_end(memory, fresh), memory_calls),
                 )
             )
             rows.append(
@@ -298,8 +332,6 @@ def main() -> int:
 
 
 def _fields(record: Any) -> dict[str, Any]:
-    import attrs
-
     return {field.name: getattr(record, field.name) for field in attrs.fields(type(record))}
 
 

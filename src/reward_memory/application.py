@@ -44,10 +44,13 @@ from reward_memory.records.application import (
     ApplicationResult,
     ModelDecision,
     Outcome,
+    trusted_receipt,
+    trusted_result,
 )
+from reward_memory.records.recall import RecallPacket
 
 if TYPE_CHECKING:
-    from reward_memory.records.recall import RecallPacket
+    from collections.abc import Iterable
 
 __all__ = [
     "CALLBACK_FAILED",
@@ -101,20 +104,37 @@ def _decision_fields(decision: Any) -> tuple[Any, Any, Any, Any, Any]:
     )
 
 
+def _raw_ref(items: Iterable[RecallItem], ref: object) -> str:
+    """The raw ``memory_ref`` a decision's ref names, as :attr:`RecallSession.refs` maps it.
+
+    ``items`` is walked last first: the mapping's later entries win.
+    """
+    if type(ref) is str:
+        for item in items:
+            if ref in (item.provider_ref, item.memory_ref):
+                return item.memory_ref
+    raise _Invalid
+
+
 def _check_decision(
     decision: Any, base_output: Any, session: RecallSession
 ) -> tuple[Outcome, Any, tuple[str, ...], str, bool]:
-    outcome, output, refs, summary, verified = _decision_fields(decision)
+    if type(decision) is dict:  # the common case, without the ABC checks
+        if decision.keys() != _DECISION_KEYS:
+            raise _Invalid
+        outcome = decision["outcome"]
+        output = decision["output"]
+        refs = decision["memory_refs"]
+        summary = decision["reasoning_summary"]
+        verified = decision["current_artifact_verified"]
+    else:
+        outcome, output, refs, summary, verified = _decision_fields(decision)
     if outcome not in MODEL_OUTCOMES:
         raise _Invalid
-    if isinstance(refs, str | bytes) or not isinstance(refs, Sequence):
+    if type(refs) is not list and (isinstance(refs, str | bytes) or not isinstance(refs, Sequence)):
         raise _Invalid
-    by_ref = session.refs
-    raw_refs = []
-    for ref in refs:
-        if type(ref) is not str or ref not in by_ref:
-            raise _Invalid
-        raw_refs.append(by_ref[ref])
+    items = session.items[::-1]
+    raw_refs = [_raw_ref(items, ref) for ref in refs]
     if type(verified) is not bool:
         raise _Invalid
     if outcome == "applied" and (not raw_refs or not verified):
@@ -224,7 +244,19 @@ def _result(
     digests: tuple[str, ...] = (),
     verified: bool = False,
 ) -> ApplicationResult:
-    receipt = ApplicationReceipt(
+    """The receipt and result (trusted construction; the invariants hold by construction).
+
+    ``application_id`` and ``artifact_ref`` were checked tokens; the packet is a
+    :class:`RecallPacket` (validated, or built from checked parts); ``summary`` is
+    compacted, scanned text or one of this module's fixed codes; ``digests`` are
+    sorted, distinct 16-hex digests, non-empty exactly for an ``applied``
+    decision that named refs and verified the current artifact of a ``completed``
+    (hence read-back) recall; every other non-model outcome keeps the base
+    output and names no memory.
+    """
+    # A packet of another type (a hand-built session) gets the validating constructors.
+    trusted = type(packet) is RecallPacket
+    receipt = (trusted_receipt if trusted else ApplicationReceipt)(
         application_id=application_id,
         artifact_ref=artifact_ref,
         corpus_id=packet.corpus_id,
@@ -239,7 +271,7 @@ def _result(
         result_readback_verified=packet.result_readback_verified,
         provider_call_count=packet.provider_call_count,
     )
-    return ApplicationResult(
+    return (trusted_result if trusted else ApplicationResult)(
         status=outcome,
         output=output,
         receipt=receipt,

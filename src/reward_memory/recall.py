@@ -59,6 +59,9 @@ from reward_memory.records.recall import (
     RecallRequestPacket,
     RecallResult,
     SetupHints,
+    trusted_guard,
+    trusted_recall_packet,
+    trusted_request_packet,
 )
 
 if TYPE_CHECKING:
@@ -214,12 +217,16 @@ def build_recall_request(
     With a ``binding``, its reason codes (corpus, provider, scope digest, peer)
     follow the request's.
     """
-    _require(request, RecallRequest, "request")
-    _require(corpus, CorpusDeclaration, "corpus")
-    _require(checkpoint, ReadAuthorityCheckpoint, "checkpoint")
+    if type(request) is not RecallRequest:
+        _require(request, RecallRequest, "request")
+    if type(corpus) is not CorpusDeclaration:
+        _require(corpus, CorpusDeclaration, "corpus")
+    if type(checkpoint) is not ReadAuthorityCheckpoint:
+        _require(checkpoint, ReadAuthorityCheckpoint, "checkpoint")
     reasons = request_reasons(request, corpus, checkpoint)
     if binding is not None:
-        _require(binding, ProviderBinding, "binding")
+        if type(binding) is not ProviderBinding:
+            _require(binding, ProviderBinding, "binding")
         reasons += binding_reasons(binding, corpus)
     return _request_packet(request, corpus, checkpoint, reasons)
 
@@ -230,12 +237,15 @@ def _request_packet(
     checkpoint: ReadAuthorityCheckpoint,
     reasons: tuple[str, ...],
 ) -> RecallRequestPacket:
-    return RecallRequestPacket(
+    # Trusted construction: every part is a checked record (their types were
+    # required above), the reason codes are the guard's fixed tokens, and the
+    # status follows the guard by construction.
+    return trusted_request_packet(
         status="guard_blocked" if reasons else "ready",
         corpus=corpus,
         request=request.normalized,
         read_authority_checkpoint=checkpoint,
-        guard=RecallGuard(passed=False, reason_codes=reasons) if reasons else _PASSED,
+        guard=trusted_guard(passed=False, reason_codes=reasons) if reasons else _PASSED,
     )
 
 
@@ -373,41 +383,73 @@ def _parse(content: str) -> _Parsed | None:
 
 
 _ANY_REVISION: Final = object()
+_FILTER_CACHE_SIZE: Final = 256
+_VERDICT_CACHE_SIZE: Final = 4096
 
 
-@attrs.frozen(eq=False)
 class _Filter:
-    """What one recall's item filter compares every readback against (built once per recall)."""
+    """What the item filter compares every readback against, for one corpus and surface.
 
-    identity: tuple[str | None, ...]
-    corpus_surfaces: frozenset[str]
-    surface_id: str
-    revision: object  # the required revision_ref, or _ANY_REVISION
-    now: datetime
+    Built once per (corpus object, surface) and kept (see :func:`_filter_of`): the
+    corpus is a frozen record. The verdict on everything but expiry is a pure
+    function of (filter, parsed readback), so it is cached (:func:`_static_fit`).
+    """
 
-    @classmethod
-    def of(cls, corpus: CorpusDeclaration, surface_id: str, now: datetime) -> _Filter:
+    __slots__ = (
+        "corpus",
+        "corpus_surfaces",
+        "exposed",
+        "identity",
+        "revision",
+        "surface_id",
+    )
+
+    def __init__(self, corpus: CorpusDeclaration, surface_id: str) -> None:
         freshness = corpus.freshness
-        return cls(
-            _identity(corpus.corpus_id, corpus.class_id, corpus.scope),
-            frozenset(corpus.scope.surface_ids),
-            surface_id,
-            freshness.source_revision if freshness.mode == "revision_bound" else _ANY_REVISION,
-            now,
+        self.corpus = corpus  # keeps the corpus alive while this filter is cached by its id
+        self.identity = _identity(corpus.corpus_id, corpus.class_id, corpus.scope)
+        self.corpus_surfaces = frozenset(corpus.scope.surface_ids)
+        self.surface_id = surface_id
+        self.revision: object = (
+            freshness.source_revision if freshness.mode == "revision_bound" else _ANY_REVISION
         )
+        self.exposed = corpus.privacy.visibility == "public_safe"
 
-    def fits(self, parsed: _Parsed) -> bool:
+    def fits(self, parsed: _Parsed, now: datetime) -> bool:
         """Exact corpus, class and identities; requested surface; surfaces inside the corpus;
         the corpus revision when revision-bound; live; unexpired at ``now``."""
         expires = parsed.expires_at
-        return (
-            parsed.identity == self.identity
-            and parsed.live
-            and (expires is None or self.now < expires)
-            and self.surface_id in parsed.surfaces
-            and parsed.surfaces <= self.corpus_surfaces
-            and (self.revision is _ANY_REVISION or parsed.revision_ref == self.revision)
-        )
+        return _static_fit(self, parsed) and (expires is None or now < expires)
+
+
+@functools.lru_cache(maxsize=_VERDICT_CACHE_SIZE)
+def _static_fit(item_filter: _Filter, parsed: _Parsed) -> bool:
+    """Everything :meth:`_Filter.fits` checks but expiry (both keys hash by identity)."""
+    return (
+        parsed.identity == item_filter.identity
+        and parsed.live
+        and item_filter.surface_id in parsed.surfaces
+        and parsed.surfaces <= item_filter.corpus_surfaces
+        and (item_filter.revision is _ANY_REVISION or parsed.revision_ref == item_filter.revision)
+    )
+
+
+_FILTERS: dict[tuple[int, str], _Filter] = {}
+
+
+def _filter_of(corpus: CorpusDeclaration, surface_id: str) -> _Filter:
+    """The item filter of ``corpus`` and ``surface_id`` (memoised per corpus object)."""
+    if type(corpus) is not CorpusDeclaration:
+        return _Filter(corpus, surface_id)
+    key = (id(corpus), surface_id)
+    found = _FILTERS.get(key)
+    if found is not None and found.corpus is corpus:
+        return found
+    made = _Filter(corpus, surface_id)
+    if len(_FILTERS) >= _FILTER_CACHE_SIZE:
+        _FILTERS.clear()
+    _FILTERS[key] = made
+    return made
 
 
 # -- executing --------------------------------------------------------------------------------
@@ -464,9 +506,8 @@ def _require_provider(provider: object) -> None:
 
 
 def _reblocked(packet: RecallRequestPacket, reasons: tuple[str, ...]) -> RecallRequestPacket:
-    return attrs.evolve(
-        packet, status="guard_blocked", guard=RecallGuard(passed=False, reason_codes=reasons)
-    )
+    guard = RecallGuard(passed=False, reason_codes=reasons)
+    return attrs.evolve(packet, status="guard_blocked", guard=guard)
 
 
 def recall(
@@ -485,8 +526,10 @@ def recall(
     Raises :class:`RecordValidationError` only for programmer errors (an argument
     that is not the expected record, a naive ``now``).
     """
-    _require(binding, ProviderBinding, "binding")
-    _require_provider(provider)
+    if type(binding) is not ProviderBinding:
+        _require(binding, ProviderBinding, "binding")
+    if provider is None:
+        _require_provider(provider)  # type: ignore[unreachable]  # untyped callers
     moment = _check_now(now)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
     return _execute(packet, binding, provider, moment)
@@ -520,25 +563,36 @@ _Status = Literal["guard_blocked", "provider_unavailable", "completed", "empty"]
 
 def _packet(
     request_packet: RecallRequestPacket,
-    *,
     status: _Status,
+    *,
     results: tuple[RecallResult, ...] = (),
     calls: int = 0,
     reason_code: str | None = None,
     setup_hints: SetupHints | None = None,
 ) -> RecallPacket:
+    """The public packet (trusted construction; the invariants hold by construction).
+
+    Every part comes from checked records: the request packet's corpus and
+    normalised request, results built by the validating :class:`RecallResult`
+    constructor, reason codes that are the guard's tokens, ``EMPTY_REASON`` or a
+    checked provider token, and the binding's (validated) setup hints. Per
+    status: ``guard_blocked`` has reason codes, no calls and no results;
+    ``provider_unavailable`` a reason code and hints; ``empty`` ``EMPTY_REASON``;
+    ``completed`` at least one result (see :func:`_execute`).
+    """
     corpus = request_packet.corpus
     request = request_packet.request
-    return RecallPacket(
+    count = len(results)
+    return trusted_recall_packet(
         corpus_id=corpus.corpus_id,
         surface_id=request.surface_id,
         mode=request.mode,
         query_kind=request.query_kind,
         query_evidence=request.query_evidence,
         provider_id=corpus.provider_id,
-        result_count=len(results),
+        result_count=count,
         results=results,
-        result_readback_verified=bool(results),
+        result_readback_verified=count > 0,
         provider_call_count=calls,
         status=status,
         reason_code=reason_code,
@@ -554,41 +608,46 @@ def _execute(
     now: datetime,
 ) -> RecallSession:
     if not request_packet.guard.passed:
-        blocked = _packet(request_packet, status="guard_blocked")
+        blocked = _packet(request_packet, "guard_blocked")
         return RecallSession(packet=blocked, items=(), request_packet=request_packet)
-    corpus = request_packet.corpus
     request = request_packet.request
     limit = request.limit
-    item_filter = _Filter.of(corpus, request.surface_id, now)
-    exposed = corpus.privacy.visibility == "public_safe"
+    item_filter = _filter_of(request_packet.corpus, request.surface_id)
+    fits = item_filter.fits
+    exposed = item_filter.exposed
     provider_id = binding.provider_id
     namespace = binding.namespace
     scope = binding.provider_scope
     timeout = binding.timeout_seconds
-    accepted: list[tuple[RecallItem, RecallResult]] = []
+    items: list[RecallItem] = []
+    results: list[RecallResult] = []
     seen: set[str] = set()
     calls = 0
     try:
+        search = provider.search
+        read = provider.read
         for query in request.queries:
             calls += 1
-            found = provider.search(scope=scope, query=query.query, limit=limit, timeout=timeout)
+            found = search(scope=scope, query=query.query, limit=limit, timeout=timeout)
             for hit in found.hits[:limit]:
                 ref = hit.ref
                 if ref in seen:
                     continue
                 seen.add(ref)
                 calls += 1
-                readback = provider.read(scope=scope, ref=ref, timeout=timeout)
+                readback = read(scope=scope, ref=ref, timeout=timeout)
                 content = readback.content
                 if not readback.found or type(content) is not str or readback.ref != ref:
                     continue
                 parsed = _parse(content)
-                if parsed is None or not item_filter.fits(parsed):
+                if parsed is None or not fits(parsed, now):
                     continue
-                accepted.append(_accept(ref, parsed, provider_id, namespace, exposed))
-                if len(accepted) >= limit:
+                item, result = _accept(ref, parsed, provider_id, namespace, exposed)
+                items.append(item)
+                results.append(result)
+                if len(items) >= limit:
                     break
-            if len(accepted) >= limit:
+            if len(items) >= limit:
                 break
     except Exception as exc:  # noqa: BLE001 - fail open: nothing a provider raises escapes
         hints = binding.setup_hints
@@ -596,19 +655,17 @@ def _execute(
             hints = DEFAULT_SETUP_HINTS
         unavailable = _packet(
             request_packet,
-            status="provider_unavailable",
+            "provider_unavailable",
             calls=calls,
             reason_code=_reason_code(exc),
             setup_hints=hints,
         )
         return RecallSession(packet=unavailable, items=(), request_packet=request_packet)
-    if not accepted:
-        empty = _packet(request_packet, status="empty", calls=calls, reason_code=EMPTY_REASON)
+    if not items:
+        empty = _packet(request_packet, "empty", calls=calls, reason_code=EMPTY_REASON)
         return RecallSession(packet=empty, items=(), request_packet=request_packet)
-    items = tuple(item for item, _ in accepted)
-    results = tuple(result for _, result in accepted)
-    completed = _packet(request_packet, status="completed", results=results, calls=calls)
-    return RecallSession(packet=completed, items=items, request_packet=request_packet)
+    completed = _packet(request_packet, "completed", results=tuple(results), calls=calls)
+    return RecallSession(packet=completed, items=tuple(items), request_packet=request_packet)
 
 
 @functools.lru_cache(maxsize=_REF_CACHE_SIZE)

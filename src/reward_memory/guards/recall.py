@@ -25,21 +25,24 @@ is collected (the guard does not stop at the first), in this fixed order:
 Steps 1-9 reproduce the original's order exactly (reference §7.1). A binding
 whose ``scope_ref`` is under ``/peers/<peer>/`` must carry exactly that
 ``actor_peer_id``; the peer is never inferred from the URI for the provider call.
+
+What depends only on the corpus (its class and lifecycle verdicts, the identity
+fields it sets, its surfaces, its freshness mode) is derived once per
+:class:`CorpusDeclaration` object, and the binding verdict once per
+(binding, corpus) pair: both records are frozen, so the memo is exact.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
+
+from reward_memory.records.corpus import CorpusDeclaration
+from reward_memory.records.recall import ProviderBinding
 
 if TYPE_CHECKING:
-    from reward_memory.records.corpus import CorpusDeclaration
-    from reward_memory.records.recall import (
-        ProviderBinding,
-        ReadAuthorityCheckpoint,
-        RecallRequest,
-    )
+    from reward_memory.records.recall import ReadAuthorityCheckpoint, RecallRequest
 
 __all__ = [
     "BINDING_REASON_CODES",
@@ -71,69 +74,141 @@ BINDING_REASON_CODES: Final = (
 )
 
 
+_MEMO_SIZE: Final = 256
+
+
+class _CorpusView:
+    """What the request guard needs from one corpus, derived once per corpus object."""
+
+    __slots__ = (
+        "corpus_id",
+        "current_bound",
+        "head",
+        "identities",
+        "max_age_seconds",
+        "project_ref",
+        "read_authority",
+        "request_revision_bound",
+        "revision_bound",
+        "source_revision",
+        "surface_ids",
+        "time_bound",
+        "workspace_ref",
+    )
+
+    def __init__(self, corpus: CorpusDeclaration) -> None:
+        scope = corpus.scope
+        freshness = corpus.freshness
+        head: list[str] = []
+        if corpus.class_id in NON_RECALL_CLASSES:
+            head.append("corpus_class_not_durable_recall_memory")
+        if corpus.lifecycle.state != "active":
+            head.append("corpus_not_active")
+        self.head = tuple(head)
+        self.workspace_ref = scope.workspace_ref
+        self.project_ref = scope.project_ref
+        # Identity fields the corpus sets (an unset corpus field is not checked):
+        # (name, expected, request reason, read-authority scope reason, checkpoint reason).
+        self.identities = tuple(
+            (
+                name,
+                expected,
+                f"{name}_scope_mismatch",
+                f"read_authority_{name}_scope_mismatch",
+                f"read_authority_{name}_mismatch",
+            )
+            for name in IDENTITY_FIELDS
+            if (expected := getattr(scope, name)) is not None
+        )
+        self.surface_ids = frozenset(scope.surface_ids)
+        mode = freshness.mode
+        self.current_bound = mode in _CURRENT_MODES
+        self.revision_bound = mode in _REVISION_MODES
+        self.time_bound = mode == "time_bound"
+        self.request_revision_bound = mode == "revision_bound"
+        self.source_revision = freshness.source_revision
+        self.max_age_seconds = freshness.max_age_seconds
+        self.corpus_id = corpus.corpus_id
+        self.read_authority = corpus.read_authority
+
+
+# Keyed by id(); each entry keeps its key objects alive, so an id is never reused
+# while its entry exists. Only exact (frozen) record types are memoised.
+_VIEWS: dict[int, tuple[CorpusDeclaration, _CorpusView]] = {}
+_BINDINGS: dict[tuple[int, int], tuple[ProviderBinding, CorpusDeclaration, tuple[str, ...]]] = {}
+
+
+def _view(corpus: CorpusDeclaration) -> _CorpusView:
+    if type(corpus) is not CorpusDeclaration:
+        return _CorpusView(corpus)
+    entry = _VIEWS.get(id(corpus))
+    if entry is not None and entry[0] is corpus:
+        return entry[1]
+    view = _CorpusView(corpus)
+    if len(_VIEWS) >= _MEMO_SIZE:
+        _VIEWS.clear()
+    _VIEWS[id(corpus)] = (corpus, view)
+    return view
+
+
 def request_reasons(
     request: RecallRequest, corpus: CorpusDeclaration, checkpoint: ReadAuthorityCheckpoint
 ) -> tuple[str, ...]:
     """The request guard of reference §7.1, every reason in its fixed order."""
-    reasons: list[str] = []
+    view = _view(corpus)
+    reasons = list(view.head)
     add = reasons.append
-    scope = corpus.scope
-    freshness = corpus.freshness
-    if corpus.class_id in NON_RECALL_CLASSES:
-        add("corpus_class_not_durable_recall_memory")
-    if corpus.lifecycle.state != "active":
-        add("corpus_not_active")
-    if request.workspace_ref != scope.workspace_ref:
+    workspace_ref = request.workspace_ref
+    project_ref = request.project_ref
+    surface_id = request.surface_id
+    if workspace_ref != view.workspace_ref:
         add("workspace_scope_mismatch")
-    if request.project_ref != scope.project_ref:
+    if project_ref != view.project_ref:
         add("project_scope_mismatch")
-    # Identity fields the corpus sets (an unset corpus field is not checked).
-    identities = tuple(
-        (name, expected)
-        for name in IDENTITY_FIELDS
-        if (expected := getattr(scope, name)) is not None
-    )
-    identity_mismatches = [
-        name for name, expected in identities if getattr(request, name) != expected
-    ]
-    reasons.extend(f"{name}_scope_mismatch" for name in identity_mismatches)
-    if request.surface_id not in scope.surface_ids:
+    identities = view.identities
+    mismatched: list[Any] = []
+    if identities:
+        mismatched = [ident for ident in identities if getattr(request, ident[0]) != ident[1]]
+        reasons.extend(ident[2] for ident in mismatched)
+    if surface_id not in view.surface_ids:
         add("surface_scope_mismatch")
     if request.conflict_state != "clear":
         add("unresolved_conflict")
     context = request.freshness_context
-    mode = freshness.mode
-    if mode in _CURRENT_MODES and not context.source_truth_current:
+    if view.current_bound and not context.source_truth_current:
         add("source_truth_not_current")
-    if mode in _REVISION_MODES and context.source_revision != freshness.source_revision:
+    if view.revision_bound and context.source_revision != view.source_revision:
         add("source_revision_mismatch")
-    if mode == "time_bound" and (
+    if view.time_bound and (
         context.age_seconds is None
-        or freshness.max_age_seconds is None
-        or context.age_seconds > freshness.max_age_seconds
+        or view.max_age_seconds is None
+        or context.age_seconds > view.max_age_seconds
     ):
         add("source_age_exceeded")
-    if mode == "revision_bound" and request.revision_ref != freshness.source_revision:
+    if view.request_revision_bound and request.revision_ref != view.source_revision:
         add("request_revision_mismatch")
-    reasons.extend(f"read_authority_{name}_scope_mismatch" for name in identity_mismatches)
+    if mismatched:
+        reasons.extend(ident[3] for ident in mismatched)
     if not checkpoint.verified:
         add("read_authority_unverified")
     if checkpoint.source_ref is None:
         add("read_authority_source_missing")
-    expected_values = (
-        corpus.corpus_id,
-        request.workspace_ref,
-        request.project_ref,
-        request.surface_id,
-        corpus.read_authority,
-    )
-    for key, expected_value in zip(_CHECKPOINT_KEYS, expected_values, strict=True):
-        if getattr(checkpoint, key) != expected_value:
-            add(f"read_authority_{key}_mismatch")
-    for name, expected in identities:
-        if getattr(checkpoint, name) != expected:
-            add(f"read_authority_{name}_mismatch")
-    return tuple(reasons)
+    # The checkpoint must name this corpus, the request's workspace, project and
+    # surface, and the corpus's read authority (in _CHECKPOINT_KEYS order).
+    if checkpoint.corpus_id != view.corpus_id:
+        add("read_authority_corpus_id_mismatch")
+    if checkpoint.workspace_ref != workspace_ref:
+        add("read_authority_workspace_ref_mismatch")
+    if checkpoint.project_ref != project_ref:
+        add("read_authority_project_ref_mismatch")
+    if checkpoint.surface_id != surface_id:
+        add("read_authority_surface_id_mismatch")
+    if checkpoint.read_authority != view.read_authority:
+        add("read_authority_read_authority_mismatch")
+    for ident in identities:
+        if getattr(checkpoint, ident[0]) != ident[1]:
+            add(ident[4])
+    return tuple(reasons) if reasons else ()
 
 
 def peer_of_scope_ref(scope_ref: str) -> str | None:
@@ -166,6 +241,20 @@ def binding_reasons(binding: ProviderBinding, corpus: CorpusDeclaration) -> tupl
     - ``provider_binding_actor_peer_missing`` / ``..._mismatch``: the scope is under
       ``/peers/<peer>/`` and the binding carries no ``actor_peer_id``, or another one.
     """
+    if type(binding) is not ProviderBinding or type(corpus) is not CorpusDeclaration:
+        return _binding_reasons(binding, corpus)
+    key = (id(binding), id(corpus))
+    entry = _BINDINGS.get(key)
+    if entry is not None and entry[0] is binding and entry[1] is corpus:
+        return entry[2]
+    reasons = _binding_reasons(binding, corpus)
+    if len(_BINDINGS) >= _MEMO_SIZE:
+        _BINDINGS.clear()
+    _BINDINGS[key] = (binding, corpus, reasons)
+    return reasons
+
+
+def _binding_reasons(binding: ProviderBinding, corpus: CorpusDeclaration) -> tuple[str, ...]:
     reasons: list[str] = []
     if binding.corpus_id != corpus.corpus_id:
         reasons.append("provider_binding_corpus_mismatch")

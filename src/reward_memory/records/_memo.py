@@ -11,13 +11,22 @@ functions of the value, so caching their verdict is exact; caches are bounded
 
 :func:`check_flags` checks a record's constant boundary flags in one pass
 (identity comparisons: ``0`` is not ``False``), for the same reason.
+
+:func:`trusted` makes a record's *trusted constructor*: the same fields, set
+without running validators, converters or ``__attrs_post_init__``. The library
+uses it only for packets it assembles itself from parts that were validated
+already (a recall packet from a validated request and checked items, a receipt
+from a checked decision); every public constructor, and :func:`wire.load`,
+still validates everything. The tests rebuild such packets through the public
+constructor to keep the invariants checked.
 """
 
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -46,6 +55,7 @@ __all__ = [
     "surface_id",
     "token",
     "token_tuple",
+    "trusted",
 ]
 
 _CACHE_SIZE: Final = 4096
@@ -254,3 +264,69 @@ def check_flags(record: Any, expected: tuple[tuple[str, bool], ...]) -> None:
             raise RecordValidationError(
                 f"must be {str(value).lower()}", path=f"$.{name}", code="invalid_value"
             )
+
+
+_T = TypeVar("_T")
+
+
+def trusted(cls: type[_T]) -> Callable[..., _T]:
+    """A keyword-only constructor of the attrs record ``cls`` that skips every check.
+
+    It sets exactly the fields the generated ``__init__`` sets (defaults
+    included), without validators, converters or ``__attrs_post_init__``. Only
+    for values already known to satisfy the record's invariants: the caller
+    owns that proof. Works on slotted (frozen) attrs classes, whose slots are
+    written through their descriptors (what ``object.__setattr__`` does, minus
+    the lookup).
+    """
+    if any(_HASH_CACHE in klass.__dict__ for klass in cls.__mro__):
+        raise TypeError(f"{cls.__name__}: cache_hash records are not supported")
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_missing": _MISSING}
+    params: list[str] = []
+    body: list[str] = []
+    record_type: Any = cls
+    for index, field in enumerate(attrs.fields(record_type)):
+        if not field.init:
+            raise TypeError(f"{cls.__name__}.{field.name}: init=False fields are not supported")
+        arg = f"{field.alias}"  # the public __init__'s keyword (an identifier)
+        default = field.default
+        if default is attrs.NOTHING:
+            params.append(arg)
+        elif isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            if default.takes_self:
+                raise TypeError(f"{cls.__name__}.{arg}: takes_self factories are not supported")
+            namespace[f"_factory{index}"] = default.factory
+            params.append(f"{arg}=_missing")
+            body.append(f"    if {arg} is _missing:\n        {arg} = _factory{index}()")
+        else:
+            namespace[f"_default{index}"] = default
+            params.append(f"{arg}=_default{index}")
+        namespace[f"_set{index}"] = _slot_setter(cls, field.name)
+        body.append(f"    _set{index}(self, {arg})")
+    source = (
+        f"def make(*, {', '.join(params)}):\n"
+        "    self = _new(_cls)\n" + "\n".join(body) + "\n    return self\n"
+    )
+    code = compile(source, f"<trusted {cls.__qualname__}>", "exec")
+    exec(code, namespace)  # noqa: S102 - source generated from attrs field names only
+    make: Callable[..., _T] = namespace["make"]
+    make.__qualname__ = f"{cls.__qualname__}.<trusted>"
+    make.__doc__ = f"Build a {cls.__name__} from already-checked values (no validation)."
+    return make
+
+
+_MISSING: Final = object()
+_HASH_CACHE: Final = "_attrs_cached_hash"  # where attrs keeps a cache_hash record's hash
+
+
+def _slot_setter(cls: type[Any], name: str) -> Callable[[Any, Any], None]:
+    for klass in cls.__mro__:
+        descriptor = klass.__dict__.get(name)
+        if isinstance(descriptor, types.MemberDescriptorType):
+            setter: Callable[[Any, Any], None] = descriptor.__set__
+            return setter
+
+    def set_attribute(record: Any, value: Any) -> None:
+        object.__setattr__(record, name, value)
+
+    return set_attribute

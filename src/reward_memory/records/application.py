@@ -195,3 +195,10 @@ class ApplicationResult:
                 path="$.fail_open_preserved_base",
                 code="invalid_value",
             )
+
+
+# Trusted constructors (library-internal): for receipts and results that
+# reward_memory.application.apply assembles from checked parts; see
+# reward_memory.records._memo.trusted. Public constructors keep every check.
+trusted_receipt: Final = m.trusted(ApplicationReceipt)
+trusted_result: Final = m.trusted(ApplicationResult)

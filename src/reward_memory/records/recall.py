@@ -12,7 +12,9 @@ Inputs (validated in full when built, by Python callers or by :func:`wire.load`)
   as the ``recall`` CLI verb reads them.
 
 Packets (assembled by :mod:`reward_memory.recall` from validated records; their
-identifier and text checks are memoised, see :mod:`reward_memory.records._memo`):
+identifier and text checks are memoised, see :mod:`reward_memory.records._memo`;
+the library builds them through trusted constructors that skip re-validating
+parts it checked already, while the public constructors validate everything):
 
 - :class:`RecallRequestPacket` (``reward_memory_recall_request_v0``) -- the
   guarded request, in memory only: it still holds the exact query text.
@@ -35,6 +37,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from reward_memory.digests import short_digest
 from reward_memory.errors import RecordValidationError
 from reward_memory.providers.spi import ProviderScope
 from reward_memory.records import _fields as f
@@ -193,11 +196,15 @@ class RecallRequest:
     @functools.cached_property
     def query_evidence(self) -> tuple[QueryEvidence, ...]:
         """Digest and summary of each query (computed once per request record)."""
-        from reward_memory.digests import short_digest  # noqa: PLC0415 - tiny, cycle-free
-
+        # Trusted: a short digest is 16 hex, and the summary was compacted and
+        # scanned when this request was built. (The query text is not memoised
+        # anywhere: it stays with this request only.)
+        make = _trusted_evidence
         return tuple(
-            QueryEvidence(query_digest=short_digest(q.query), query_summary=q.query_summary)
-            for q in self.queries
+            [
+                make(query_digest=short_digest(q.query), query_summary=q.query_summary)
+                for q in self.queries
+            ]
         )
 
     @functools.cached_property
@@ -346,8 +353,14 @@ class NormalizedRecallRequest:
 
     @classmethod
     def of(cls, request: RecallRequest) -> NormalizedRecallRequest:
-        """The normalised view of a validated request."""
-        return cls(
+        """The normalised view of a validated request.
+
+        A :class:`RecallRequest` itself was checked field by field when built, so
+        its view is built without re-checking; anything else is validated.
+        """
+        trusted = cls is NormalizedRecallRequest and type(request) is RecallRequest
+        make = _trusted_normalized if trusted else cls
+        return make(
             workspace_ref=request.workspace_ref,
             project_ref=request.project_ref,
             surface_id=request.surface_id,
@@ -512,3 +525,16 @@ def _check_recall_packet(packet: RecallPacket) -> None:
         raise bad("$.reason_code", f"an empty recall says {EMPTY_REASON}")
     if (status == "provider_unavailable") != (packet.setup_hints is not None):
         raise bad("$.setup_hints", "setup_hints are given exactly when provider_unavailable")
+
+
+# -- trusted constructors (library-internal) ---------------------------------------------------
+#
+# For packets the library assembles from parts it has validated already; see
+# reward_memory.records._memo.trusted. Public constructors keep every check.
+
+
+_trusted_evidence: Final = m.trusted(QueryEvidence)
+_trusted_normalized: Final = m.trusted(NormalizedRecallRequest)
+trusted_guard: Final = m.trusted(RecallGuard)
+trusted_request_packet: Final = m.trusted(RecallRequestPacket)
+trusted_recall_packet: Final = m.trusted(RecallPacket)

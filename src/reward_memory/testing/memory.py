@@ -1,9 +1,12 @@
 """The in-memory fixture provider: a real SPI implementation for tests.
 
 :class:`InMemoryProvider` keeps its documents per instance (never in a class-level
-store), behind one lock, and records every call it receives, so a test can
-assert "this request made zero provider calls". Fault switches make it fail the
-way a real backend does, for fail-open tests:
+store), behind one lock (writes, deletes, searches and snapshots take it; a read
+is one atomic dictionary lookup), and records every call it receives, so a test
+can assert "this request made zero provider calls". Each scope keeps an inverted
+index (term -> documents) built at write time, so a search costs the query's
+postings only. Fault switches make it fail the way a real backend does, for
+fail-open tests:
 
 ======================  =====================================================
 ``unavailable``         every operation raises ``ProviderUnavailable``
@@ -31,11 +34,13 @@ This module never imports pytest.
 
 from __future__ import annotations
 
-import heapq
+import functools
 import math
 import re
 import threading
 import time
+from collections import Counter
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, get_args
 from urllib.parse import parse_qsl
 
@@ -43,9 +48,9 @@ import attrs
 
 from reward_memory.digests import make_ref, sha256_hex
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
-from reward_memory.grammars import check_token
 from reward_memory.providers.spi import (
     MAX_CONTENT_BYTES,
+    MAX_SEARCH_LIMIT,
     SPI_VERSION,
     DeleteResult,
     Inventory,
@@ -57,6 +62,7 @@ from reward_memory.providers.spi import (
     check_limit,
 )
 from reward_memory.records import _fields as f
+from reward_memory.records._memo import check_token_memo
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -110,14 +116,158 @@ class ProviderCall:
     target: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+_NO_FAULTS: Final = Faults()
+_NO_HITS: Final = SearchResult()
+_INF: Final = math.inf
+# Up to this many matched terms, ranking by set algebra (about terms**2 / 2 C-level set
+# operations) beats counting every posting; beyond it, counting wins. Under
+# _FEW_POSTINGS postings in all, a plain counting loop beats both.
+_LEVELS_UP_TO: Final = 4
+_FEW_POSTINGS: Final = 64
+
+
 class _Document:
-    key: str
-    content: str
-    sequence: int
-    # Derived at write time so search costs only the query's postings.
-    terms: frozenset[str]
-    summary: str
+    """One stored document, with what reads and searches need derived at write time."""
+
+    __slots__ = ("_hits", "content", "key", "readback", "ref", "sequence", "summary", "terms")
+
+    def __init__(self, *, ref: str, key: str, content: str, sequence: int) -> None:
+        self.ref = ref
+        self.key = key
+        self.content = content
+        self.sequence = sequence
+        self.terms = _terms(content)
+        self.summary = _summary(content)
+        # Results are frozen records: one readback object serves every read.
+        self.readback = ReadResult(ref=ref, found=True, content=content)
+        self._hits: dict[int, SearchHit] = {}
+
+    def hit(self, overlap: int) -> SearchHit:
+        """The search hit of this document for ``overlap`` shared terms (built once: frozen)."""
+        try:
+            return self._hits[overlap]
+        except KeyError:
+            hit = self._hits[overlap] = SearchHit(
+                ref=self.ref, summary=self.summary, score=float(overlap)
+            )
+            return hit
+
+
+class _Space:
+    """The documents of one scope and their inverted index (term -> write sequences)."""
+
+    __slots__ = ("by_sequence", "documents", "last_written", "postings")
+
+    def __init__(self) -> None:
+        self.documents: dict[str, _Document] = {}
+        self.by_sequence: dict[int, _Document] = {}
+        self.postings: dict[str, set[int]] = {}
+        self.last_written: int | None = None
+
+    def add(self, document: _Document) -> None:
+        self.documents[document.ref] = document
+        self.by_sequence[document.sequence] = document
+        postings = self.postings
+        for term in document.terms:
+            holders = postings.get(term)
+            if holders is None:
+                postings[term] = {document.sequence}
+            else:
+                holders.add(document.sequence)
+        self.last_written = document.sequence
+
+    def remove(self, ref: str) -> _Document | None:
+        document = self.documents.pop(ref, None)
+        if document is None:
+            return None
+        sequence = document.sequence
+        del self.by_sequence[sequence]
+        postings = self.postings
+        for term in document.terms:
+            holders = postings.get(term)
+            if holders is not None:
+                holders.discard(sequence)
+                if not holders:
+                    del postings[term]
+        if self.last_written == sequence:
+            self.last_written = None
+        return document
+
+    def search(self, wanted: frozenset[str], limit: int, missed: int | None) -> SearchResult:
+        """The best ``limit`` documents: most shared terms, then oldest (first written) first.
+
+        Call with the provider's lock held (the posting sets must not change meanwhile).
+        """
+        postings = self.postings
+        lists = [holders for term in wanted if (holders := postings.get(term))]
+        if not lists:
+            return _NO_HITS
+        by_sequence = self.by_sequence
+        shared = len(lists)
+        # Documents holding every matched term rank first; when they alone fill the
+        # limit, nothing needs counting per document (set intersection runs in C).
+        if shared == 1:
+            full = lists[0]
+        else:
+            lists.sort(key=len)  # the intersection then walks the shortest posting list
+            full = lists[0].intersection(*lists[1:])
+        if missed is not None and missed in full:
+            full = full - {missed}
+        if shared == 1 or len(full) >= limit:
+            best = sorted(full)[:limit]
+            return _result([by_sequence[sequence].hit(shared) for sequence in best])
+        postings_total = sum(map(len, lists))
+        if shared <= _LEVELS_UP_TO and postings_total > _FEW_POSTINGS:
+            ranked = _by_levels(lists, limit, missed)
+        else:
+            ranked = _by_counts(lists, limit, missed, postings_total)
+        return _result([by_sequence[sequence].hit(count) for sequence, count in ranked])
+
+
+def _by_levels(lists: list[set[int]], limit: int, missed: int | None) -> list[tuple[int, int]]:
+    """Best ``limit`` (sequence, shared terms), by set algebra (few terms: C-level set ops).
+
+    ``at_least[j]`` collects the sequences held by at least ``j`` of the lists; the
+    documents sharing exactly ``j`` terms are ``at_least[j] - at_least[j + 1]``.
+    """
+    at_least: list[set[int]] = [set() for _ in range(len(lists) + 2)]
+    for seen, holders in enumerate(lists, 1):
+        for j in range(seen, 1, -1):  # from the top: at_least[j - 1] is still the old set
+            at_least[j] |= at_least[j - 1] & holders
+        at_least[1] |= holders
+    ranked: list[tuple[int, int]] = []
+    for j in range(len(lists), 0, -1):
+        level = at_least[j] - at_least[j + 1]
+        if missed is not None:
+            level.discard(missed)
+        ranked.extend((sequence, j) for sequence in sorted(level)[: limit - len(ranked)])
+        if len(ranked) >= limit:
+            break
+    return ranked
+
+
+def _by_counts(
+    lists: list[set[int]], limit: int, missed: int | None, postings_total: int
+) -> list[tuple[int, int]]:
+    """Best ``limit`` (sequence, shared terms), by counting every posting."""
+    counts: dict[int, int]
+    if postings_total > _FEW_POSTINGS:
+        counts = Counter(chain.from_iterable(lists))  # counts in C
+    else:  # a plain loop is cheaper than setting up a Counter
+        counts = {}
+        get = counts.get
+        for holders in lists:
+            for sequence in holders:
+                counts[sequence] = get(sequence, 0) + 1
+    if missed is not None:
+        counts.pop(missed, None)
+    # Oldest first, then (a stable sort) most shared terms first.
+    best = sorted(sorted(counts), key=counts.__getitem__, reverse=True)[:limit]
+    return [(sequence, counts[sequence]) for sequence in best]
+
+
+def _result(hits: list[SearchHit]) -> SearchResult:
+    return SearchResult(hits=tuple(hits)) if hits else _NO_HITS
 
 
 class _FaultRestorer:
@@ -189,8 +339,21 @@ def _check_timeout(timeout: object) -> float | None:
     return float(timeout)
 
 
-def _terms(text: str) -> set[str]:
-    return set(_TERMS.findall(text.casefold()))
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(_TERMS.findall(text.casefold()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_terms(query: str) -> frozenset[str]:
+    return _terms(query)
+
+
+def _quick_timeout(timeout: object) -> bool:
+    """True for a valid positive finite timeout of an exact int/float type (the common case)."""
+    kind = type(timeout)
+    if kind is float:
+        return 0.0 < timeout < _INF  # type: ignore[operator]  # NaN fails both comparisons
+    return kind is int and timeout > 0  # type: ignore[operator]
 
 
 def _summary(content: str) -> str:
@@ -244,12 +407,18 @@ class InMemoryProvider:
             self._default_timeout = _check_timeout(default_timeout)
         except RecordValidationError as exc:
             raise ProviderConfigError(f"option 'default_timeout' {exc.message}") from None
+        if self._faults == _NO_FAULTS:
+            self._faults = _NO_FAULTS  # identity marks "no fault switched on" (the fast path)
         self._lock = threading.Lock()
-        self._documents: dict[ProviderScope, dict[str, _Document]] = {}
-        # Per-scope inverted index: term -> refs of the documents holding it.
-        self._postings: dict[ProviderScope, dict[str, set[str]]] = {}
-        self._last_written: dict[ProviderScope, str] = {}
-        self._calls: list[ProviderCall] = []
+        # Per scope: its documents and inverted index (term -> write sequences).
+        self._spaces: dict[ProviderScope, _Space] = {}
+        # The scope object last looked up and its space (one attribute, read and
+        # replaced whole): repeated calls with the same scope object skip hashing it.
+        self._hot: tuple[object, _Space | None] = (None, None)
+        # The call log, as raw (op, scope, target) entries: appending a tuple is the
+        # whole per-call cost; ProviderCall records are built when the log is read.
+        self._log_entries: list[tuple[Operation, object, object]] = []
+        self._logged: list[ProviderCall] = []  # entries already turned into records
         self._sequence = 0
         self._closed = False
 
@@ -315,12 +484,12 @@ class InMemoryProvider:
         }
         with self._lock:
             previous = self._faults
-            self._faults = attrs.evolve(previous, **changes)
+            self._faults = _canonical(attrs.evolve(previous, **changes))
         return _FaultRestorer(self, previous)
 
     def _replace_faults(self, faults: Faults) -> None:
         with self._lock:
-            self._faults = faults
+            self._faults = _canonical(faults)
 
     # -- the call log and snapshots ------------------------------------------------
 
@@ -328,7 +497,11 @@ class InMemoryProvider:
     def calls(self) -> tuple[ProviderCall, ...]:
         """Every call received so far, oldest first (a snapshot)."""
         with self._lock:
-            return tuple(self._calls)
+            entries = self._log_entries
+            logged = self._logged
+            if len(logged) < len(entries):
+                logged.extend(_call(*entry) for entry in entries[len(logged) :])
+            return tuple(logged)
 
     def call_count(self, op: Operation | None = None) -> int:
         """How many calls were received in all, or of one operation."""
@@ -337,39 +510,47 @@ class InMemoryProvider:
                 f"must be one of: {', '.join(sorted(OPERATIONS))}", path="$.op"
             )
         with self._lock:
-            return sum(1 for call in self._calls if op is None or call.op == op)
+            entries = tuple(self._log_entries)
+        if op is None:
+            return len(entries)
+        return sum(1 for entry in entries if entry[0] == op)
 
     def call_counts(self) -> dict[str, int]:
         """Calls per operation (every operation present, zero when never called)."""
         counts = dict.fromkeys(sorted(OPERATIONS), 0)
-        for call in self.calls:
-            counts[call.op] += 1
+        with self._lock:
+            entries = tuple(self._log_entries)
+        for entry in entries:
+            counts[entry[0]] += 1
         return counts
 
     def documents(self, scope: ProviderScope) -> dict[str, str]:
         """The documents of ``scope`` as ``{ref: content}``, exactly as written (a copy)."""
         scope = _check_scope(scope)
         with self._lock:
-            stored = self._documents.get(scope, {})
-            return {ref: document.content for ref, document in stored.items()}
+            space = self._spaces.get(scope)
+            if space is None:
+                return {}
+            return {ref: document.content for ref, document in space.documents.items()}
 
     def scopes(self) -> tuple[ProviderScope, ...]:
         """Every scope that holds at least one document."""
         with self._lock:
-            return tuple(scope for scope, stored in self._documents.items() if stored)
+            return tuple(scope for scope, space in self._spaces.items() if space.documents)
 
     def reset_calls(self) -> None:
         """Forget the call log (documents and faults are kept)."""
         with self._lock:
-            self._calls.clear()
+            self._log_entries.clear()
+            self._logged.clear()
 
     def clear(self) -> None:
         """Forget every document and the call log (the fault switches are kept)."""
         with self._lock:
-            self._documents.clear()
-            self._postings.clear()
-            self._last_written.clear()
-            self._calls.clear()
+            self._spaces.clear()
+            self._hot = (None, None)
+            self._log_entries.clear()
+            self._logged.clear()
 
     # -- the SPI ------------------------------------------------------------------------
 
@@ -377,16 +558,18 @@ class InMemoryProvider:
         self, *, scope: ProviderScope, key: str, content: str, timeout: float | None = None
     ) -> WriteResult:
         """Store ``content`` under ``key`` (idempotent); see the SPI for the statuses."""
-        self._log("write", scope, key)
+        self._log_entries.append(("write", scope, key))
         scope = _check_scope(scope)
-        key = check_token(key, "$.key")
+        key = check_token_memo(key, "$.key")
         content = _check_content(content)
         self._enter(timeout)
         ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
         digest = sha256_hex(content)
         with self._lock:
-            stored = self._documents.setdefault(scope, {})
-            existing = stored.get(ref)
+            space = self._spaces.get(scope)
+            if space is None:
+                space = self._spaces[scope] = _Space()
+            existing = space.documents.get(ref)
             if existing is not None:
                 same = existing.content == content
                 return WriteResult(
@@ -395,97 +578,66 @@ class InMemoryProvider:
                     content_sha256=sha256_hex(existing.content),
                 )
             self._sequence += 1
-            terms = frozenset(_terms(content))
-            stored[ref] = _Document(
-                key=key,
-                content=content,
-                sequence=self._sequence,
-                terms=terms,
-                summary=_summary(content),
-            )
-            postings = self._postings.setdefault(scope, {})
-            for term in terms:
-                postings.setdefault(term, set()).add(ref)
-            self._last_written[scope] = ref
+            space.add(_Document(ref=ref, key=key, content=content, sequence=self._sequence))
         return WriteResult(ref=ref, status="created", content_sha256=digest)
 
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
         """Return exactly what was written under ``ref`` in ``scope``, or not found."""
-        self._log("read", scope, ref)
-        scope = _check_scope(scope)
-        ref = check_token(ref, "$.ref")
+        self._log_entries.append(("read", scope, ref))
+        if not isinstance(scope, ProviderScope):
+            _check_scope(scope)  # type: ignore[unreachable]  # untyped callers
+        ref = check_token_memo(ref, "$.ref")
         faults = self._enter(timeout)
-        with self._lock:
-            document = self._documents.get(scope, {}).get(ref)
+        # Single dict lookups (atomic): a read needs no lock to see a consistent document.
+        space = self._space(scope)
+        document = None if space is None else space.documents.get(ref)
         if document is None:
             return ReadResult(ref=ref, found=False)
-        content = _corrupt(document.content) if faults.corrupt_readback else document.content
-        return ReadResult(ref=ref, found=True, content=content)
+        if faults.corrupt_readback:
+            return ReadResult(ref=ref, found=True, content=_corrupt(document.content))
+        return document.readback
 
     def search(
         self, *, scope: ProviderScope, query: str, limit: int, timeout: float | None = None
     ) -> SearchResult:
         """Rank the scope's documents by how many query terms they share (ties: oldest first)."""
-        self._log("search", scope, query if isinstance(query, str) else None)
-        scope = _check_scope(scope)
-        query = _check_query(query)
-        limit = check_limit(limit)
+        self._log_entries.append(("search", scope, query))
+        if not isinstance(scope, ProviderScope):
+            _check_scope(scope)  # type: ignore[unreachable]  # untyped callers
+        if type(query) is not str:
+            query = _check_query(query)
+        if type(limit) is not int or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            limit = check_limit(limit)
         faults = self._enter(timeout)
-        wanted = _terms(query)
-        if not wanted:
-            return SearchResult()
+        wanted = _query_terms(query)
+        space = self._space(scope)
+        if not wanted or space is None:
+            return _NO_HITS
         with self._lock:
-            stored = self._documents.get(scope, {})
-            postings = self._postings.get(scope, {})
-            missed = self._last_written.get(scope) if faults.search_misses else None
-            overlap: dict[str, int] = {}
-            for term in wanted:
-                for ref in postings.get(term, ()):
-                    overlap[ref] = overlap.get(ref, 0) + 1
-            ranked = heapq.nsmallest(
-                limit,
-                (
-                    (-count, stored[ref].sequence, ref)
-                    for ref, count in overlap.items()
-                    if ref != missed
-                ),
-            )
-            hits = tuple(
-                SearchHit(ref=ref, summary=stored[ref].summary, score=float(-negative))
-                for negative, _, ref in ranked
-            )
-        return SearchResult(hits=hits)
+            missed = space.last_written if faults.search_misses else None
+            return space.search(wanted, limit, missed)
 
     def delete(
         self, *, scope: ProviderScope, ref: str, timeout: float | None = None
     ) -> DeleteResult:
         """Remove ``ref`` from ``scope``; a missing ref gives ``deleted=False``."""
-        self._log("delete", scope, ref)
+        self._log_entries.append(("delete", scope, ref))
         scope = _check_scope(scope)
-        ref = check_token(ref, "$.ref")
+        ref = check_token_memo(ref, "$.ref")
         self._enter(timeout)
         with self._lock:
-            stored = self._documents.get(scope, {})
-            removed = stored.pop(ref, None)
-            if removed is not None:
-                postings = self._postings.get(scope, {})
-                for term in removed.terms:
-                    holders = postings.get(term)
-                    if holders is not None:
-                        holders.discard(ref)
-                        if not holders:
-                            del postings[term]
-            if removed is not None and self._last_written.get(scope) == ref:
-                del self._last_written[scope]
+            space = self._spaces.get(scope)
+            removed = None if space is None else space.remove(ref)
         return DeleteResult(ref=ref, deleted=removed is not None)
 
     def inventory(self, *, scope: ProviderScope, timeout: float | None = None) -> Inventory:
         """Report the scope's record count (an empty scope has no corpus and no index)."""
-        self._log("inventory", scope)
+        self._log_entries.append(("inventory", scope, None))
         scope = _check_scope(scope)
         self._enter(timeout)
         with self._lock:
-            count = len(self._documents.get(scope, {}))
+            space = self._spaces.get(scope)
+            count = 0 if space is None else len(space.documents)
         return Inventory(
             provider_id=self.provider_id,
             available=True,
@@ -496,31 +648,36 @@ class InMemoryProvider:
 
     def close(self) -> None:
         """Mark the provider closed: later operations raise ``ProviderUnavailable``."""
-        self._log("close", None)
+        self._log_entries.append(("close", None, None))
         with self._lock:
             self._closed = True
 
     # -- internals ------------------------------------------------------------------------
 
-    def _log(self, op: Operation, scope: object, target: str | None = None) -> None:
-        call = ProviderCall(
-            op=op,
-            scope=scope if isinstance(scope, ProviderScope) else None,
-            target=target if isinstance(target, str) else None,
-        )
-        with self._lock:
-            self._calls.append(call)
+    def _space(self, scope: ProviderScope) -> _Space | None:
+        """The space of ``scope``, or ``None`` before its first write."""
+        hot = self._hot
+        if hot[0] is scope:
+            return hot[1]
+        with self._lock:  # so that clear() cannot leave a stale hot entry behind
+            space = self._spaces.get(scope)
+            if space is not None:
+                self._hot = (scope, space)
+        return space
 
     def _enter(self, timeout: object) -> Faults:
         """Apply the fault switches to one call (after its arguments were checked)."""
-        limit = _check_timeout(timeout)
-        if limit is None:
+        faults = self._faults  # one attribute read: switches are replaced whole, never mutated
+        if timeout is None:
             limit = self._default_timeout
-        with self._lock:
-            faults = self._faults
-            closed = self._closed
-        if closed:
+        elif _quick_timeout(timeout):
+            limit = timeout  # type: ignore[assignment]  # checked: a positive finite number
+        else:
+            limit = _check_timeout(timeout)
+        if self._closed:
             raise ProviderUnavailable("the in-memory provider is closed")
+        if faults is _NO_FAULTS:
+            return faults
         if faults.unavailable:
             raise ProviderUnavailable("the in-memory provider is switched to unavailable")
         if faults.times_out:
@@ -536,6 +693,19 @@ class InMemoryProvider:
                 )
             time.sleep(faults.slow_seconds)
         return faults
+
+
+def _canonical(faults: Faults) -> Faults:
+    """``_NO_FAULTS`` itself when no switch is on (what the fast path tests by identity)."""
+    return _NO_FAULTS if faults == _NO_FAULTS else faults
+
+
+def _call(op: Operation, scope: object, target: object) -> ProviderCall:
+    return ProviderCall(
+        op=op,
+        scope=scope if isinstance(scope, ProviderScope) else None,
+        target=target if isinstance(target, str) else None,
+    )
 
 
 def _shown(name: str) -> str:
