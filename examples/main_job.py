@@ -39,7 +39,7 @@ from reward_memory.candidates import review
 from reward_memory.digests import canonical_json, short_digest
 from reward_memory.health import classify_health
 from reward_memory.providers.discovery import get_provider
-from reward_memory.recall import recall
+from reward_memory.guarded_recall import recall
 from reward_memory.records.candidate import ReviewDecision
 from reward_memory.records.corpus import (
     CorpusDeclaration,

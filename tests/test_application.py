@@ -21,7 +21,7 @@ from reward_memory import wire
 from reward_memory.application import CALLBACK_FAILED, CALLBACK_MISSING, apply
 from reward_memory.digests import sha256_hex
 from reward_memory.errors import RecordValidationError
-from reward_memory.recall import RecallItem, RecallSession, recall
+from reward_memory.guarded_recall import RecallItem, RecallSession, recall
 from reward_memory.records.application import ApplicationReceipt, ApplicationResult, ModelDecision
 from reward_memory.testing import InMemoryProvider
 

@@ -32,7 +32,7 @@ from reward_memory import wire
 from reward_memory.digests import sha256_hex
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import ReadResult, SearchResult
-from reward_memory.recall import (
+from reward_memory.guarded_recall import (
     DEFAULT_SETUP_HINTS,
     RecallSession,
     arecall,

@@ -32,7 +32,7 @@ from reward_memory.guards.recall import (
     recall_reasons,
     request_reasons,
 )
-from reward_memory.recall import build_recall_request, execute_recall, recall
+from reward_memory.guarded_recall import build_recall_request, execute_recall, recall
 from reward_memory.records.corpus import CorpusFreshness, CorpusLifecycle, CorpusScope
 from reward_memory.records.recall import (
     FreshnessContext,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from _recall_support import active_record, checkpoint, content_of, corpus, request, scope_of
 from reward_memory.digests import short_digest
-from reward_memory.recall import recall
+from reward_memory.guarded_recall import recall
 from reward_memory.records.active import ActiveRecord
 from reward_memory.records.corpus import CorpusDeclaration, CorpusScope
 from reward_memory.records.recall import ProviderBinding, RecallQuery

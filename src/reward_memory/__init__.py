@@ -2,6 +2,11 @@
 
 The public surface is loaded lazily: ``import reward_memory`` costs almost
 nothing, and a name is imported the first time it is used.
+
+The seams, left to right: :func:`propose` a candidate against the caller's
+authority checkpoint, :func:`review` it, :func:`activate` an accepted one into
+an :class:`ActiveRecord` the corpus owner persists; later :func:`recall` from
+exactly one corpus and surface and let the caller's model :func:`apply` it.
 """
 
 from __future__ import annotations
@@ -10,6 +15,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reward_memory.activation import activate
+    from reward_memory.application import apply
+    from reward_memory.architecture import architecture_contract
+    from reward_memory.candidates import propose, review
     from reward_memory.errors import (
         ProviderConfigError,
         ProviderError,
@@ -21,36 +30,114 @@ if TYPE_CHECKING:
         SchemaError,
         UnsafeTextError,
     )
+    from reward_memory.guarded_recall import (
+        RecallSession,
+        arecall,
+        build_recall_request,
+        execute_recall,
+        recall,
+    )
+    from reward_memory.health import classify_health
     from reward_memory.providers.discovery import available_providers, get_provider
+    from reward_memory.providers.spi import SPI_VERSION, Provider, ProviderScope
+    from reward_memory.records.active import ActiveRecord
+    from reward_memory.records.candidate import AuthorityCheckpoint, Proposal, ReviewDecision
+    from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.envelope import DurableEnvelope
+    from reward_memory.records.health import HealthObservation
+    from reward_memory.records.recall import (
+        FreshnessContext,
+        ProviderBinding,
+        ReadAuthorityCheckpoint,
+        RecallQuery,
+        RecallRequest,
+    )
+    from reward_memory.registry import build_registry, reference_registry
 
 __all__ = [
+    "SPI_VERSION",
+    "ActiveRecord",
+    "AuthorityCheckpoint",
+    "CorpusDeclaration",
+    "DurableEnvelope",
+    "FreshnessContext",
+    "HealthObservation",
+    "Proposal",
+    "Provider",
+    "ProviderBinding",
     "ProviderConfigError",
     "ProviderError",
     "ProviderLoadError",
     "ProviderNotFoundError",
+    "ProviderScope",
     "ProviderUnavailable",
+    "ReadAuthorityCheckpoint",
+    "RecallQuery",
+    "RecallRequest",
+    "RecallSession",
     "RecordValidationError",
+    "ReviewDecision",
     "RewardMemoryError",
     "SchemaError",
     "UnsafeTextError",
     "__version__",
+    "activate",
+    "apply",
+    "architecture_contract",
+    "arecall",
     "available_providers",
+    "build_recall_request",
+    "build_registry",
+    "classify_health",
+    "execute_recall",
     "get_provider",
+    "propose",
+    "recall",
+    "reference_registry",
+    "review",
 ]
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
+    "ActiveRecord": "reward_memory.records.active",
+    "AuthorityCheckpoint": "reward_memory.records.candidate",
+    "CorpusDeclaration": "reward_memory.records.corpus",
+    "DurableEnvelope": "reward_memory.records.envelope",
+    "FreshnessContext": "reward_memory.records.recall",
+    "HealthObservation": "reward_memory.records.health",
+    "Proposal": "reward_memory.records.candidate",
+    "Provider": "reward_memory.providers.spi",
+    "ProviderBinding": "reward_memory.records.recall",
     "ProviderConfigError": "reward_memory.errors",
     "ProviderError": "reward_memory.errors",
     "ProviderLoadError": "reward_memory.errors",
     "ProviderNotFoundError": "reward_memory.errors",
+    "ProviderScope": "reward_memory.providers.spi",
     "ProviderUnavailable": "reward_memory.errors",
+    "ReadAuthorityCheckpoint": "reward_memory.records.recall",
+    "RecallQuery": "reward_memory.records.recall",
+    "RecallRequest": "reward_memory.records.recall",
+    "RecallSession": "reward_memory.guarded_recall",
     "RecordValidationError": "reward_memory.errors",
+    "ReviewDecision": "reward_memory.records.candidate",
     "RewardMemoryError": "reward_memory.errors",
+    "SPI_VERSION": "reward_memory.providers.spi",
     "SchemaError": "reward_memory.errors",
     "UnsafeTextError": "reward_memory.errors",
+    "activate": "reward_memory.activation",
+    "apply": "reward_memory.application",
+    "architecture_contract": "reward_memory.architecture",
+    "arecall": "reward_memory.guarded_recall",
     "available_providers": "reward_memory.providers.discovery",
+    "build_recall_request": "reward_memory.guarded_recall",
+    "build_registry": "reward_memory.registry",
+    "classify_health": "reward_memory.health",
+    "execute_recall": "reward_memory.guarded_recall",
     "get_provider": "reward_memory.providers.discovery",
+    "propose": "reward_memory.candidates",
+    "recall": "reward_memory.guarded_recall",
+    "reference_registry": "reward_memory.registry",
+    "review": "reward_memory.candidates",
 }
 
 

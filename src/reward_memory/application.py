@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from reward_memory.errors import RecordValidationError
-from reward_memory.recall import RecallItem, RecallSession
+from reward_memory.guarded_recall import RecallItem, RecallSession
 from reward_memory.records._memo import check_token_memo, compact_memo
 from reward_memory.records.application import (
     MODEL_OUTCOMES,
@@ -172,7 +172,7 @@ def apply(
     Args:
         base_output: what the caller produces without memory; kept unless a valid
             decision says otherwise.
-        session: the :class:`~reward_memory.recall.RecallSession` of this recall.
+        session: the :class:`~reward_memory.guarded_recall.RecallSession` of this recall.
         application_id: the caller's id for this application (a token).
         artifact_ref: the current artifact the model verified against (a token).
         apply_memory: the model callback, ``apply_memory(base_output, items)``.

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> Outcome:
     """Validate the input, open the provider, recall, print the public packet."""
     from reward_memory import schemas  # noqa: PLC0415
     from reward_memory.errors import RecordValidationError  # noqa: PLC0415
-    from reward_memory.recall import recall  # noqa: PLC0415
+    from reward_memory.guarded_recall import recall  # noqa: PLC0415
     from reward_memory.records._plain import from_plain  # noqa: PLC0415
     from reward_memory.records.corpus import as_plain  # noqa: PLC0415
     from reward_memory.records.recall import RECALL_INPUT_SCHEMA, RecallInput  # noqa: PLC0415

@@ -11,7 +11,7 @@ Inputs (validated in full when built, by Python callers or by :func:`wire.load`)
 - :class:`RecallInput` (``reward_memory_recall_input_v0``) -- the four together,
   as the ``recall`` CLI verb reads them.
 
-Packets (assembled by :mod:`reward_memory.recall` from validated records; their
+Packets (assembled by :mod:`reward_memory.guarded_recall` from validated records; their
 identifier and text checks are memoised, see :mod:`reward_memory.records._memo`;
 the library builds them through trusted constructors that skip re-validating
 parts it checked already, while the public constructors validate everything):
