@@ -48,6 +48,7 @@ providers bumps :data:`SPI_VERSION`.
 
 from __future__ import annotations
 
+import math
 from typing import Final, Literal, Protocol, runtime_checkable
 
 import attrs
@@ -67,7 +68,11 @@ __all__ = [
     "SearchResult",
     "WriteResult",
     "WriteStatus",
+    "check_content",
     "check_limit",
+    "check_query",
+    "check_scope",
+    "check_timeout",
 ]
 
 SPI_VERSION: Final = 1
@@ -192,3 +197,64 @@ def check_limit(limit: object) -> int:
             code="invalid_value",
         )
     return limit
+
+
+# -- argument checks every provider shares (the conformance kit tests them) ----------------
+
+
+def check_scope(scope: object) -> ProviderScope:
+    """Require a :class:`ProviderScope` (untyped callers may pass anything)."""
+    if not isinstance(scope, ProviderScope):
+        raise RecordValidationError("must be a ProviderScope", path="$.scope", code="wrong_type")
+    return scope
+
+
+def check_content(content: object) -> bytes:
+    """Require document content: a string of at most MAX_CONTENT_BYTES in UTF-8.
+
+    Returns the UTF-8 bytes (what a provider stores or hashes). Over-long content
+    is rejected, never truncated; a lone surrogate cannot be stored exactly.
+    """
+    if not isinstance(content, str):
+        raise RecordValidationError("must be a string", path="$.content", code="wrong_type")
+    try:
+        data = content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordValidationError(
+            "must be encodable as UTF-8 (no lone surrogates)",
+            path="$.content",
+            code="invalid_value",
+        ) from None
+    if len(data) > MAX_CONTENT_BYTES:
+        raise RecordValidationError(
+            f"is {len(data)} bytes, over the limit of {MAX_CONTENT_BYTES}; "
+            "it is rejected, not truncated",
+            path="$.content",
+            code="text_too_long",
+        )
+    return data
+
+
+def check_query(query: object) -> str:
+    """Require a search query string (a provider tokenises it; it is never syntax)."""
+    if not isinstance(query, str):
+        raise RecordValidationError("must be a string", path="$.query", code="wrong_type")
+    return query
+
+
+def check_timeout(timeout: object) -> float | None:
+    """Require ``None`` or a positive, finite number of seconds."""
+    if timeout is None:
+        return None
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise RecordValidationError(
+            "must be a positive number of seconds, or None",
+            path="$.timeout",
+            code="invalid_value",
+        )
+    return float(timeout)

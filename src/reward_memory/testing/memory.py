@@ -49,7 +49,6 @@ import attrs
 from reward_memory.digests import make_ref, sha256_hex
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import (
-    MAX_CONTENT_BYTES,
     MAX_SEARCH_LIMIT,
     SPI_VERSION,
     DeleteResult,
@@ -59,7 +58,11 @@ from reward_memory.providers.spi import (
     SearchHit,
     SearchResult,
     WriteResult,
+    check_content,
     check_limit,
+    check_query,
+    check_scope,
+    check_timeout,
 )
 from reward_memory.records import _fields as f
 from reward_memory.records._memo import check_token_memo
@@ -289,56 +292,6 @@ class _FaultRestorer:
         self._provider._replace_faults(self._previous)
 
 
-def _check_scope(scope: object) -> ProviderScope:
-    if not isinstance(scope, ProviderScope):
-        raise RecordValidationError("must be a ProviderScope", path="$.scope", code="wrong_type")
-    return scope
-
-
-def _check_content(content: object) -> str:
-    if not isinstance(content, str):
-        raise RecordValidationError("must be a string", path="$.content", code="wrong_type")
-    try:
-        size = len(content.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise RecordValidationError(
-            "must be encodable as UTF-8 (no lone surrogates)",
-            path="$.content",
-            code="invalid_value",
-        ) from None
-    if size > MAX_CONTENT_BYTES:
-        raise RecordValidationError(
-            f"is {size} bytes, over the limit of {MAX_CONTENT_BYTES}; it is rejected, "
-            "not truncated",
-            path="$.content",
-            code="text_too_long",
-        )
-    return content
-
-
-def _check_query(query: object) -> str:
-    if not isinstance(query, str):
-        raise RecordValidationError("must be a string", path="$.query", code="wrong_type")
-    return query
-
-
-def _check_timeout(timeout: object) -> float | None:
-    if timeout is None:
-        return None
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise RecordValidationError(
-            "must be a positive number of seconds, or None",
-            path="$.timeout",
-            code="invalid_value",
-        )
-    return float(timeout)
-
-
 def _terms(text: str) -> frozenset[str]:
     return frozenset(_TERMS.findall(text.casefold()))
 
@@ -404,7 +357,7 @@ class InMemoryProvider:
         except RecordValidationError as exc:
             raise ProviderConfigError(f"option {exc.path[2:]!r} {exc.message}") from None
         try:
-            self._default_timeout = _check_timeout(default_timeout)
+            self._default_timeout = check_timeout(default_timeout)
         except RecordValidationError as exc:
             raise ProviderConfigError(f"option 'default_timeout' {exc.message}") from None
         if self._faults == _NO_FAULTS:
@@ -526,7 +479,7 @@ class InMemoryProvider:
 
     def documents(self, scope: ProviderScope) -> dict[str, str]:
         """The documents of ``scope`` as ``{ref: content}``, exactly as written (a copy)."""
-        scope = _check_scope(scope)
+        scope = check_scope(scope)
         with self._lock:
             space = self._spaces.get(scope)
             if space is None:
@@ -559,9 +512,9 @@ class InMemoryProvider:
     ) -> WriteResult:
         """Store ``content`` under ``key`` (idempotent); see the SPI for the statuses."""
         self._log_entries.append(("write", scope, key))
-        scope = _check_scope(scope)
+        scope = check_scope(scope)
         key = check_token_memo(key, "$.key")
-        content = _check_content(content)
+        check_content(content)
         self._enter(timeout)
         ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
         digest = sha256_hex(content)
@@ -585,7 +538,7 @@ class InMemoryProvider:
         """Return exactly what was written under ``ref`` in ``scope``, or not found."""
         self._log_entries.append(("read", scope, ref))
         if not isinstance(scope, ProviderScope):
-            _check_scope(scope)  # type: ignore[unreachable]  # untyped callers
+            check_scope(scope)  # type: ignore[unreachable]  # untyped callers
         ref = check_token_memo(ref, "$.ref")
         faults = self._enter(timeout)
         # Single dict lookups (atomic): a read needs no lock to see a consistent document.
@@ -603,9 +556,9 @@ class InMemoryProvider:
         """Rank the scope's documents by how many query terms they share (ties: oldest first)."""
         self._log_entries.append(("search", scope, query))
         if not isinstance(scope, ProviderScope):
-            _check_scope(scope)  # type: ignore[unreachable]  # untyped callers
+            check_scope(scope)  # type: ignore[unreachable]  # untyped callers
         if type(query) is not str:
-            query = _check_query(query)
+            query = check_query(query)
         if type(limit) is not int or not 1 <= limit <= MAX_SEARCH_LIMIT:
             limit = check_limit(limit)
         faults = self._enter(timeout)
@@ -622,7 +575,7 @@ class InMemoryProvider:
     ) -> DeleteResult:
         """Remove ``ref`` from ``scope``; a missing ref gives ``deleted=False``."""
         self._log_entries.append(("delete", scope, ref))
-        scope = _check_scope(scope)
+        scope = check_scope(scope)
         ref = check_token_memo(ref, "$.ref")
         self._enter(timeout)
         with self._lock:
@@ -633,7 +586,7 @@ class InMemoryProvider:
     def inventory(self, *, scope: ProviderScope, timeout: float | None = None) -> Inventory:
         """Report the scope's record count (an empty scope has no corpus and no index)."""
         self._log_entries.append(("inventory", scope, None))
-        scope = _check_scope(scope)
+        scope = check_scope(scope)
         self._enter(timeout)
         with self._lock:
             space = self._spaces.get(scope)
@@ -673,7 +626,7 @@ class InMemoryProvider:
         elif _quick_timeout(timeout):
             limit = timeout  # type: ignore[assignment]  # checked: a positive finite number
         else:
-            limit = _check_timeout(timeout)
+            limit = check_timeout(timeout)
         if self._closed:
             raise ProviderUnavailable("the in-memory provider is closed")
         if faults is _NO_FAULTS:
