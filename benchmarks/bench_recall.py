@@ -42,8 +42,8 @@ from _util import report
 from reward_memory import wire
 from reward_memory.application import apply
 from reward_memory.digests import short_digest
-from reward_memory.providers.discovery import get_provider
 from reward_memory.guarded_recall import _parse, build_recall_request, recall
+from reward_memory.providers.discovery import get_provider
 from reward_memory.records.active import ActivationLineage, ActiveRecord, ReviewSummary
 from reward_memory.records.corpus import (
     CorpusDeclaration,

@@ -37,9 +37,9 @@ from reward_memory.adapters.issue_fix import (
 from reward_memory.application import apply
 from reward_memory.candidates import review
 from reward_memory.digests import canonical_json, short_digest
+from reward_memory.guarded_recall import recall
 from reward_memory.health import classify_health
 from reward_memory.providers.discovery import get_provider
-from reward_memory.guarded_recall import recall
 from reward_memory.records.candidate import ReviewDecision
 from reward_memory.records.corpus import (
     CorpusDeclaration,
@@ -153,7 +153,9 @@ def main() -> int:
     # 3. the declared corpus owner writes and reads back exactly
     provider = get_provider(args.store)
     binding = ProviderBinding(
-        corpus_id=corpus.corpus_id, provider_id="sqlite", namespace="reward_memory",
+        corpus_id=corpus.corpus_id,
+        provider_id="sqlite",
+        namespace="reward_memory",
         scope_ref=SCOPE_REF,
     )
     scope = binding.provider_scope
@@ -164,17 +166,29 @@ def main() -> int:
 
     # 4. guarded recall and application at the module boundary
     read_checkpoint = ReadAuthorityCheckpoint(
-        verified=True, corpus_id=corpus.corpus_id, workspace_ref=WORKSPACE, project_ref=PROJECT,
-        surface_id=SURFACE, read_authority="authority_scoped", source_ref="repository:authority-map",
+        verified=True,
+        corpus_id=corpus.corpus_id,
+        workspace_ref=WORKSPACE,
+        project_ref=PROJECT,
+        surface_id=SURFACE,
+        read_authority="authority_scoped",
+        source_ref="repository:authority-map",
     )
     session = recall(
-        recall_request(PROJECT, now), corpus=corpus, checkpoint=read_checkpoint,
-        binding=binding, provider=provider, now=now,
+        recall_request(PROJECT, now),
+        corpus=corpus,
+        checkpoint=read_checkpoint,
+        binding=binding,
+        provider=provider,
+        now=now,
     )
     base_plan = {"files": ["src/parser/module.py", "src/generic/listing.py"], "scope": "generic"}
     applied = apply(
-        base_plan, session, application_id="application:example:42",
-        artifact_ref="revision:abc123", apply_memory=narrow_the_plan,
+        base_plan,
+        session,
+        application_id="application:example:42",
+        artifact_ref="revision:abc123",
+        apply_memory=narrow_the_plan,
     )
 
     # 5. corpus health from inventory + what the recall observed
@@ -182,9 +196,12 @@ def main() -> int:
     health = classify_health(
         corpus,
         HealthObservation(
-            requested_project_ref=PROJECT, requested_surface=SURFACE,
-            freshness_window_satisfied=True, provider_available=inventory.available,
-            corpus_present=inventory.corpus_present, record_count=inventory.record_count,
+            requested_project_ref=PROJECT,
+            requested_surface=SURFACE,
+            freshness_window_satisfied=True,
+            provider_available=inventory.available,
+            corpus_present=inventory.corpus_present,
+            record_count=inventory.record_count,
             index_present=inventory.index_present,
             retrieval_query_succeeded=session.packet.status in ("completed", "empty"),
             result_readback_verified=session.packet.result_readback_verified,
@@ -194,13 +211,20 @@ def main() -> int:
 
     # 6. the guards stop a request for another project before the provider
     blocked = recall(
-        recall_request("repository:other", now), corpus=corpus, checkpoint=read_checkpoint,
-        binding=binding, provider=provider, now=now,
+        recall_request("repository:other", now),
+        corpus=corpus,
+        checkpoint=read_checkpoint,
+        binding=binding,
+        provider=provider,
+        now=now,
     )
     provider.close()
 
     result = {
-        "candidate": {"status": candidate.status, "candidate_ref": candidate.candidate.candidate_ref},
+        "candidate": {
+            "status": candidate.status,
+            "candidate_ref": candidate.candidate.candidate_ref,
+        },
         "review": {"status": accepted.status, "effective_decision": accepted.effective_decision},
         "active_record": {
             "activation_ref": record.activation_ref,
@@ -221,15 +245,21 @@ def main() -> int:
     else:
         print(f"candidate      {candidate.status}  {candidate.candidate.candidate_ref}")
         print(f"review         {accepted.status} ({accepted.effective_decision})")
-        print(f"activation     {record.activation_ref}  authority={record.authority.level} "
-              f"scopes={list(record.authority.action_scopes)}")
+        print(
+            f"activation     {record.activation_ref}  authority={record.authority.level} "
+            f"scopes={list(record.authority.action_scopes)}"
+        )
         print(f"owner write    {written.status}, exact readback: {exact}")
-        print(f"recall         {session.packet.status}, {session.packet.result_count} result(s), "
-              f"{session.packet.provider_call_count} provider call(s)")
+        print(
+            f"recall         {session.packet.status}, {session.packet.result_count} result(s), "
+            f"{session.packet.provider_call_count} provider call(s)"
+        )
         print(f"application    {applied.status}: {applied.receipt.reasoning_summary}")
         print(f"health         {health.health_state} ({', '.join(health.reason_codes)})")
-        print(f"other project  {blocked.packet.status} {list(blocked.packet.reason_codes)}, "
-              f"{blocked.packet.provider_call_count} provider calls")
+        print(
+            f"other project  {blocked.packet.status} {list(blocked.packet.reason_codes)}, "
+            f"{blocked.packet.provider_call_count} provider calls"
+        )
     ok = exact and applied.status == "applied" and blocked.packet.provider_call_count == 0
     return 0 if ok else 1
 

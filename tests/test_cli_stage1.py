@@ -170,7 +170,7 @@ def test_corpus_registry_text_summary(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_corpus_registry_json_is_the_library_packet(capsys: pytest.CaptureFixture[str]) -> None:
-    from reward_memory.registry import reference_registry  # noqa: PLC0415
+    from reward_memory.registry import reference_registry
 
     code, out = run(capsys, "corpus-registry", "--format", "json")
     assert code == 0

@@ -236,7 +236,7 @@ def test_precedence_rule(
 
 
 def test_every_reason_code_is_reachable() -> None:
-    from reward_memory.records.health import REASON_CODES  # noqa: PLC0415
+    from reward_memory.records.health import REASON_CODES
 
     reached = {rule[4] for rule in RULES}
     assert reached == {code for codes in REASON_CODES.values() for code in codes}

@@ -31,7 +31,6 @@ from _recall_support import (
 from reward_memory import wire
 from reward_memory.digests import sha256_hex
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
-from reward_memory.providers.spi import ReadResult, SearchResult
 from reward_memory.guarded_recall import (
     DEFAULT_SETUP_HINTS,
     RecallSession,
@@ -41,6 +40,7 @@ from reward_memory.guarded_recall import (
     provider_ref,
     recall,
 )
+from reward_memory.providers.spi import ReadResult, SearchResult
 from reward_memory.records.corpus import CorpusFreshness, CorpusPrivacy, CorpusScope
 from reward_memory.records.recall import RecallQuery, SetupHints
 from reward_memory.testing import InMemoryProvider

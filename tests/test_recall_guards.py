@@ -25,6 +25,7 @@ from _recall_support import (
 from reward_memory import wire
 from reward_memory.digests import short_digest
 from reward_memory.errors import RecordValidationError
+from reward_memory.guarded_recall import build_recall_request, execute_recall, recall
 from reward_memory.guards.recall import (
     BINDING_REASON_CODES,
     binding_reasons,
@@ -32,7 +33,6 @@ from reward_memory.guards.recall import (
     recall_reasons,
     request_reasons,
 )
-from reward_memory.guarded_recall import build_recall_request, execute_recall, recall
 from reward_memory.records.corpus import CorpusFreshness, CorpusLifecycle, CorpusScope
 from reward_memory.records.recall import (
     FreshnessContext,

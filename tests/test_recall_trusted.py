@@ -29,9 +29,9 @@ from _recall_support import (
 )
 from reward_memory.application import apply
 from reward_memory.errors import RecordValidationError
+from reward_memory.guarded_recall import RecallSession, build_recall_request, execute_recall, recall
 from reward_memory.guards.recall import binding_reasons, request_reasons
 from reward_memory.providers.spi import ProviderScope
-from reward_memory.guarded_recall import RecallSession, build_recall_request, execute_recall, recall
 from reward_memory.records import _memo
 from reward_memory.records.application import ApplicationReceipt, ApplicationResult
 from reward_memory.records.corpus import CorpusLifecycle

@@ -885,7 +885,10 @@ class SQLiteProvider:
             self._catch_up(conn)
             conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
             conn.execute("PRAGMA optimize")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            # RESTART, not TRUNCATE: the next write trims the WAL to journal_size_limit
+            # and then reuses its blocks; a truncated WAL grows again, and every fsync
+            # of a growing file also commits the new file size (about twice as slow).
+            conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
 
         self._call(limit, create=False, op=op, empty=lambda: None)
 
