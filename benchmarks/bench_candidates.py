@@ -28,7 +28,8 @@ from reward_memory.adapters.issue_fix import (
     verified_contributor_event,
 )
 from reward_memory.candidates import propose, review
-from reward_memory.records.candidate import ReviewDecision, to_plain
+from reward_memory.records._plain import to_plain
+from reward_memory.records.candidate import ReviewDecision
 from reward_memory.records.corpus import CorpusScope
 from reward_memory.registry import reference_corpus
 

@@ -28,7 +28,7 @@ from reward_memory.adapters.scoped_feedback import (
 )
 from reward_memory.candidates import propose
 from reward_memory.errors import RecordValidationError
-from reward_memory.records.candidate import to_plain
+from reward_memory.records._plain import to_plain
 
 
 def _valid(packet: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pytest
 from _stage2 import GOLDEN_REF, checkpoint, decision, proposal
 from reward_memory import schemas
 from reward_memory.cli import VERBS, main
-from reward_memory.records.candidate import to_plain
+from reward_memory.records._plain import to_plain
 
 ROOT = Path(__file__).resolve().parents[1]
 

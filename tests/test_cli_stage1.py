@@ -16,7 +16,7 @@ from reward_memory import schemas
 from reward_memory.cli import main
 from reward_memory.cli._health import CASES, DEFAULT_CASE
 from reward_memory.health import HEALTH_CASES, health_case
-from reward_memory.records.corpus import as_plain
+from reward_memory.records._plain import to_plain as as_plain
 
 SCRIPT = Path(sys.executable).with_name("reward-memory")
 PIPELINE_FIELDS = {

@@ -18,12 +18,12 @@ from reward_memory.health import (
     classify_request,
     health_case,
 )
+from reward_memory.records._plain import to_plain as as_plain
 from reward_memory.records.corpus import (
     CorpusDeclaration,
     CorpusFreshness,
     CorpusLifecycle,
     CorpusRetrieval,
-    as_plain,
 )
 from reward_memory.records.health import (
     CorpusHealth,

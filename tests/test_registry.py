@@ -12,6 +12,7 @@ import pytest
 
 from reward_memory import schemas, wire
 from reward_memory.errors import RecordValidationError, UnsafeTextError
+from reward_memory.records._plain import to_plain as as_plain
 from reward_memory.records.corpus import (
     ClassCoverage,
     CorpusDeclaration,
@@ -22,7 +23,6 @@ from reward_memory.records.corpus import (
     CorpusRegistry,
     CorpusRetrieval,
     CorpusScope,
-    as_plain,
 )
 from reward_memory.registry import (
     REFERENCE_CORPUS_IDS,

@@ -99,7 +99,7 @@ def _as_review(review_packet: CandidateReview | Mapping[str, Any]) -> CandidateR
     if isinstance(review_packet, CandidateReview):
         return review_packet
     if isinstance(review_packet, Mapping):
-        from reward_memory.candidates import load_plain  # noqa: PLC0415 - avoid a cycle
+        from reward_memory.records._plain import load_plain  # noqa: PLC0415
 
         return load_plain(dict(review_packet), CandidateReview)
     raise _fail("activation takes a reward_memory_candidate_review_v0 packet", "$", "wrong_type")

@@ -20,16 +20,13 @@ Typed records take the fast path (no JSON Schema, no cattrs). Plain mappings
 from __future__ import annotations
 
 import functools
-import types
-import typing
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
-
-import attrs
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import utc_now
 from reward_memory.guards.candidate import check_now, proposal_reasons
+from reward_memory.records._plain import load_plain
 from reward_memory.records.candidate import (
     CANDIDATE_SCHEMA,
     PERSIST_NEXT_STEP,
@@ -52,7 +49,7 @@ from reward_memory.records.candidate import (
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["as_checkpoint", "as_proposal", "load_plain", "propose", "review"]
+__all__ = ["as_checkpoint", "as_proposal", "propose", "review"]
 
 T = TypeVar("T")
 
@@ -85,79 +82,6 @@ def _guard(reasons: tuple[str, ...]) -> CandidateGuard:
 # still run; nothing is coerced. This is wire.load without the cattrs converter,
 # whose first use generates code for every class (~50 ms, too slow for a CLI verb
 # that must answer in 0.15 s).
-
-
-_FieldPlan = tuple[tuple[str, type[Any] | None, bool], ...]
-_PLANS: dict[type[Any], _FieldPlan] = {}
-
-
-def _record_fields(cls: type[Any]) -> _FieldPlan:
-    """(name, nested record class or None, is a tuple of records) for each field."""
-    plan = _PLANS.get(cls)
-    if plan is not None:
-        return plan
-    hints = typing.get_type_hints(cls)
-    out: list[tuple[str, type[Any] | None, bool]] = []
-    for field in attrs.fields(cls):
-        hint = hints[field.name]
-        origin = typing.get_origin(hint)
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if attrs.has(hint):
-            out.append((field.name, hint, False))
-        elif origin in (typing.Union, types.UnionType) and len(args) == 1 and attrs.has(args[0]):
-            out.append((field.name, args[0], False))
-        elif origin is tuple and args and attrs.has(args[0]):
-            out.append((field.name, args[0], True))
-        else:
-            out.append((field.name, None, False))
-    plan = _PLANS[cls] = tuple(out)
-    return plan
-
-
-def _build(cls: type[T], data: Mapping[str, Any], path: str) -> T:
-    values: dict[str, Any] = {}
-    for name, nested, many in _record_fields(cls):
-        if name not in data:
-            continue
-        value = data[name]
-        if nested is not None and value is not None:
-            if many:
-                value = tuple(
-                    _build(nested, item, f"{path}.{name}[{index}]")
-                    for index, item in enumerate(value)
-                )
-            else:
-                value = _build(nested, value, f"{path}.{name}")
-        values[name] = value
-    try:
-        return cls(**values)
-    except RecordValidationError as exc:
-        if path == "$":
-            raise
-        # The record names the field relative to itself; prefix where it sits.
-        clone = exc.under("$")
-        clone.path = path + exc.path.removeprefix("$")
-        raise clone from None
-
-
-def load_plain(data: Any, cls: type[T]) -> T:
-    """Validate ``data`` against ``cls``'s packet schema, then build the record (no cattrs).
-
-    Raises:
-        RecordValidationError: not an object, no or another ``schema_version``,
-            or anything the schema or the record refuses (field path named).
-    """
-    from reward_memory import schemas  # noqa: PLC0415 - JSON path only
-
-    expected = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
-    if not isinstance(data, dict):
-        raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
-    if "schema_version" not in data:
-        raise RecordValidationError(
-            "schema_version is missing", path="$.schema_version", code="schema_version_missing"
-        )
-    schemas.validate(data, expected)
-    return _build(cls, data, "$")
 
 
 def as_proposal(proposal: Proposal | Mapping[str, Any]) -> Proposal:

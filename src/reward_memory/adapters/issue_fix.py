@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from reward_memory.candidates import load_plain, propose
+from reward_memory.candidates import propose
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
+from reward_memory.records._plain import load_plain
 from reward_memory.records.candidate import (
     CANDIDATE_CLASSES,
     AuthorityCheckpoint,

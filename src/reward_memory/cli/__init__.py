@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         return _fail("usage_error", str(exc), None)
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
-        from reward_memory.errors import RecordValidationError, RewardMemoryError  # noqa: PLC0415
+        from reward_memory.errors import RecordValidationError, RewardMemoryError
 
         if isinstance(exc, RecordValidationError):
             return _fail(exc.code, exc.message, exc.path)
@@ -101,7 +101,7 @@ def _dispatch(args: list[str]) -> int:
     if not args or args[0].startswith("-"):
         parsed = top.parse_args(args)
         if parsed.version:
-            from reward_memory._version import __version__  # noqa: PLC0415
+            from reward_memory._version import __version__
 
             sys.stdout.write(f"{PROG} {__version__}\n")
             return 0
@@ -115,14 +115,14 @@ def _dispatch(args: list[str]) -> int:
     module.configure(parser)
     parsed = parser.parse_args(args[1:])
     outcome: Outcome = module.run(parsed)
-    from reward_memory.cli._common import emit  # noqa: PLC0415
+    from reward_memory.cli._common import emit
 
     emit(outcome, parsed.format)
     return outcome.exit_code
 
 
 def _fail(code: str, message: str, path: str | None, *, exit_code: int = 2) -> int:
-    from reward_memory.cli._common import emit_error  # noqa: PLC0415
+    from reward_memory.cli._common import emit_error
 
     emit_error(code, message, path)
     return exit_code

@@ -69,9 +69,10 @@ def run(args: argparse.Namespace) -> Outcome:
 
 
 def _run_fixture(decision: str) -> Outcome:
-    from reward_memory.adapters.issue_fix import verified_contributor_candidate  # noqa: PLC0415
-    from reward_memory.candidates import review  # noqa: PLC0415
-    from reward_memory.records.candidate import ReviewDecision, to_plain  # noqa: PLC0415
+    from reward_memory.adapters.issue_fix import verified_contributor_candidate
+    from reward_memory.candidates import review
+    from reward_memory.records._plain import to_plain
+    from reward_memory.records.candidate import ReviewDecision
 
     adapter = verified_contributor_candidate()
     target: Any = adapter.shared_candidate
@@ -95,7 +96,7 @@ def _run_fixture(decision: str) -> Outcome:
 
 
 def _fixture_decision(decision: str, review_ref: str) -> Any:
-    from reward_memory.records.candidate import ReviewDecision  # noqa: PLC0415
+    from reward_memory.records.candidate import ReviewDecision
 
     return ReviewDecision(
         decision=decision,  # type: ignore[arg-type]
@@ -106,10 +107,14 @@ def _fixture_decision(decision: str, review_ref: str) -> Any:
 
 
 def _run_request(name: str) -> Outcome:
-    from reward_memory.candidates import load_plain, propose, review  # noqa: PLC0415
-    from reward_memory.cli._common import read_json_object  # noqa: PLC0415
-    from reward_memory.grammars import parse_timestamp  # noqa: PLC0415
-    from reward_memory.records.candidate import CandidateReviewRequest, to_plain  # noqa: PLC0415
+    from reward_memory.candidates import propose, review
+    from reward_memory.cli._common import read_json_object
+    from reward_memory.grammars import parse_timestamp
+    from reward_memory.records._plain import (
+        load_plain,
+        to_plain,
+    )
+    from reward_memory.records.candidate import CandidateReviewRequest
 
     request = load_plain(read_json_object(name), CandidateReviewRequest)
     now = None if request.now is None else parse_timestamp(request.now, "$.now")

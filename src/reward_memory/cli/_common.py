@@ -81,7 +81,7 @@ def emit_error(code: str, message: str, path: str | None) -> None:
     Messages are ours and never repeat input values, but a parser message can
     quote an argument; anything with a credential or path shape is replaced.
     """
-    from reward_memory.text import find_unsafe  # noqa: PLC0415
+    from reward_memory.text import find_unsafe
 
     if find_unsafe(message) is not None:
         message = "the arguments were not understood (an argument was withheld: it looks unsafe)"

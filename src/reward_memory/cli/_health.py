@@ -52,14 +52,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Classify, and print the ``reward_memory_corpus_health_v0`` packet."""
-    from reward_memory.health import classify_request, health_case  # noqa: PLC0415
-    from reward_memory.records.corpus import as_plain  # noqa: PLC0415
+    from reward_memory.health import classify_request, health_case
+    from reward_memory.records._plain import to_plain as as_plain
 
     if args.input is not None:
         # Untrusted input: JSON Schema first (strict types, unknown fields), then records.
-        from reward_memory import wire  # noqa: PLC0415
-        from reward_memory.cli._common import read_json_object  # noqa: PLC0415
-        from reward_memory.records.health import HealthRequest  # noqa: PLC0415
+        from reward_memory import wire
+        from reward_memory.cli._common import read_json_object
+        from reward_memory.records.health import HealthRequest
 
         request = wire.load(read_json_object(args.input), HealthRequest)
     else:

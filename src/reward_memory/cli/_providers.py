@@ -63,7 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _scope(args: argparse.Namespace) -> ProviderScope:
-    from reward_memory.providers.spi import ProviderScope  # noqa: PLC0415
+    from reward_memory.providers.spi import ProviderScope
 
     try:
         return ProviderScope(
@@ -80,7 +80,7 @@ def _scope(args: argparse.Namespace) -> ProviderScope:
 
 def _detail(exc: BaseException, *, limit: int = 200) -> str:
     """The exception's message when it is short and public-safe, else only its type."""
-    from reward_memory.text import find_unsafe  # noqa: PLC0415
+    from reward_memory.text import find_unsafe
 
     message = " ".join(str(exc).split())
     if not message or len(message) > limit or find_unsafe(message) is not None:
@@ -89,9 +89,9 @@ def _detail(exc: BaseException, *, limit: int = 200) -> str:
 
 
 def _check(url: str, args: argparse.Namespace) -> ProviderCheck:
-    from reward_memory.digests import short_digest  # noqa: PLC0415
-    from reward_memory.providers import discovery  # noqa: PLC0415
-    from reward_memory.records.providers import ProviderCheck  # noqa: PLC0415
+    from reward_memory.digests import short_digest
+    from reward_memory.providers import discovery
+    from reward_memory.records.providers import ProviderCheck
 
     if not isinstance(args.timeout, float) or not args.timeout > 0:
         raise RecordValidationError("must be a positive number of seconds", path="--timeout")
@@ -171,11 +171,11 @@ def _check_lines(check: ProviderCheck) -> list[str]:
 
 def run(args: argparse.Namespace) -> Outcome:
     """List installed providers; with ``--check``, also report one provider's health."""
-    from reward_memory import wire  # noqa: PLC0415
-    from reward_memory.cli._common import Outcome  # noqa: PLC0415
-    from reward_memory.providers.discovery import available_providers  # noqa: PLC0415
-    from reward_memory.providers.spi import SPI_VERSION  # noqa: PLC0415
-    from reward_memory.records.providers import ProvidersReport  # noqa: PLC0415
+    from reward_memory import wire
+    from reward_memory.cli._common import Outcome
+    from reward_memory.providers.discovery import available_providers
+    from reward_memory.providers.spi import SPI_VERSION
+    from reward_memory.records.providers import ProvidersReport
 
     check = _check(args.check, args) if args.check is not None else None
     providers = tuple(available_providers())

@@ -52,7 +52,7 @@ class _Unreachable:
         self._reason_code = reason_code
 
     def _fail(self) -> NoReturn:
-        from reward_memory.errors import ProviderUnavailable  # noqa: PLC0415
+        from reward_memory.errors import ProviderUnavailable
 
         raise ProviderUnavailable("the provider could not be opened", reason_code=self._reason_code)
 
@@ -69,8 +69,8 @@ class _Unreachable:
 
 
 def _open(url: str) -> Provider | _Unreachable:
-    from reward_memory.errors import ProviderUnavailable  # noqa: PLC0415
-    from reward_memory.providers.discovery import get_provider  # noqa: PLC0415
+    from reward_memory.errors import ProviderUnavailable
+    from reward_memory.providers.discovery import get_provider
 
     try:
         return get_provider(url)
@@ -82,12 +82,12 @@ def _open(url: str) -> Provider | _Unreachable:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Validate the input, open the provider, recall, print the public packet."""
-    from reward_memory import schemas  # noqa: PLC0415
-    from reward_memory.errors import RecordValidationError  # noqa: PLC0415
-    from reward_memory.guarded_recall import recall  # noqa: PLC0415
-    from reward_memory.records._plain import from_plain  # noqa: PLC0415
-    from reward_memory.records.corpus import as_plain  # noqa: PLC0415
-    from reward_memory.records.recall import RECALL_INPUT_SCHEMA, RecallInput  # noqa: PLC0415
+    from reward_memory import schemas
+    from reward_memory.errors import RecordValidationError
+    from reward_memory.guarded_recall import recall
+    from reward_memory.records._plain import from_plain
+    from reward_memory.records._plain import to_plain as as_plain
+    from reward_memory.records.recall import RECALL_INPUT_SCHEMA, RecallInput
 
     data = read_json_object(args.input)
     if "schema_version" not in data:

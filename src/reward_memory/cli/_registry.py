@@ -19,8 +19,8 @@ def run(args: argparse.Namespace) -> Outcome:
     """Emit the reference registry (seven families, all five classes covered)."""
     del args
     # Records are serialised directly (no cattrs, no jsonschema): the verb stays fast.
-    from reward_memory.records.corpus import as_plain  # noqa: PLC0415
-    from reward_memory.registry import reference_registry  # noqa: PLC0415
+    from reward_memory.records._plain import to_plain as as_plain
+    from reward_memory.registry import reference_registry
 
     registry = reference_registry()
     lines = [

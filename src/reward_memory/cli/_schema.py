@@ -26,10 +26,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Dispatch the sub-action."""
-    from reward_memory import schemas, wire  # noqa: PLC0415
+    from reward_memory import schemas, wire
+    from reward_memory.records._plain import to_plain
 
     if args.action == "list":
-        from reward_memory.records.catalog import SchemaCatalog, SchemaEntry  # noqa: PLC0415
+        from reward_memory.records.catalog import SchemaCatalog, SchemaEntry
 
         entries = tuple(
             SchemaEntry(name=name, id=doc["$id"], title=doc.get("title", name))
@@ -38,17 +39,19 @@ def run(args: argparse.Namespace) -> Outcome:
         )
         catalog = SchemaCatalog(schema_count=len(entries), schemas=entries)
         lines = tuple(f"  {entry.name}" for entry in entries)
-        return Outcome(packet=wire.dump(catalog), text_lines=lines)
+        return Outcome(packet=to_plain(catalog), text_lines=lines)
     if args.action == "show":
         # A schema is printed as itself (always JSON): it is a document, not a packet.
         document = schemas.get_schema(args.name)
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         return Outcome(packet=document, printed=True)
-    from reward_memory.records.catalog import SchemaValidation  # noqa: PLC0415
+    from reward_memory.records._plain import from_plain
+    from reward_memory.records.catalog import SchemaValidation
 
     data = read_json_input(args.file, option="FILE")
-    record: object = wire.load(data)
-    result = SchemaValidation(
-        validated_schema=data["schema_version"], record_type=type(record).__name__
-    )
-    return Outcome(packet=wire.dump(result))
+    # Schema first (strict types, closed objects), then the record's own invariants.
+    # from_plain builds what wire.load would, without paying for cattrs at start-up.
+    name = schemas.validate(data)
+    record: object = from_plain(wire.packet_type(name), data)
+    result = SchemaValidation(validated_schema=name, record_type=type(record).__name__)
+    return Outcome(packet=to_plain(result))

@@ -44,6 +44,7 @@ import attrs
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
+from reward_memory.records._plain import to_plain
 from reward_memory.records.envelope import ConfidenceLevel, RecordScope
 
 __all__ = [
@@ -205,26 +206,6 @@ def _token_list(*, max_items: int) -> Any:
 
     converter = attrs.Converter(convert, takes_field=True)
     return attrs.field(factory=tuple, converter=converter)
-
-
-def to_plain(record: Any) -> Any:
-    """JSON-ready data for a record without the cattrs converter (the per-call/CLI path).
-
-    The same as :func:`reward_memory.wire.dump`: fields in declaration order,
-    tuples as lists, ``None`` left out of records that declare ``__rm_omit_none__``.
-    """
-    if attrs.has(type(record)):
-        omit_none = getattr(record, "__rm_omit_none__", False)
-        plain: dict[str, Any] = {}
-        for field in attrs.fields(type(record)):
-            value = getattr(record, field.name)
-            if value is None and omit_none:
-                continue
-            plain[field.name] = to_plain(value)
-        return plain
-    if isinstance(record, tuple | list):
-        return [to_plain(item) for item in record]
-    return record
 
 
 def is_record(cls: type[Any]) -> Any:

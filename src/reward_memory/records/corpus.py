@@ -49,7 +49,6 @@ __all__ = [
     "MaintenanceContract",
     "OpenVikingAlignment",
     "ProviderAlignment",
-    "as_plain",
 ]
 
 REGISTRY_SCHEMA_VERSION: Final = "reward_memory_corpus_registry_v0"
@@ -95,29 +94,6 @@ VISIBILITIES: Final[tuple[str, ...]] = ("private", "workspace", "public_safe")
 
 # Freshness modes that are meaningless without the revision they are bound to.
 _REVISION_MODES: Final = frozenset({"revision_bound", "session_archive_bound"})
-
-
-def as_plain(record: Any) -> Any:
-    """JSON-ready data for a record, without the cattrs converter (the CLI's fast path).
-
-    Produces exactly what :func:`reward_memory.wire.dump` produces: attrs fields
-    in declaration order, tuples as lists, and ``None`` left out for records
-    that declare ``__rm_omit_none__``.
-    """
-    if attrs.has(type(record)):
-        omit_none = bool(getattr(record, "__rm_omit_none__", False))
-        plain: dict[str, Any] = {}
-        for field in attrs.fields(type(record)):
-            value = getattr(record, field.name)
-            if value is None and omit_none:
-                continue
-            plain[field.name] = as_plain(value)
-        return plain
-    if isinstance(record, tuple | list):
-        return [as_plain(item) for item in record]
-    if isinstance(record, dict):
-        return {key: as_plain(value) for key, value in record.items()}
-    return record
 
 
 @attrs.frozen(kw_only=True)
