@@ -20,7 +20,7 @@ from reward_memory.text import (
     _CREDENTIAL_SHAPES,
     _LOCAL_PATH_SHAPES,
     _TRIGGER,
-    _UNSAFE,
+    _full_scan,
     compact_text,
     find_unsafe,
     require_safe,
@@ -265,7 +265,7 @@ def test_local_path_shapes_are_found(value: str) -> None:
 @pytest.mark.parametrize("value", BENIGN)
 def test_benign_look_alikes_pass(value: str) -> None:
     assert find_unsafe(value) is None
-    assert _UNSAFE.search(value) is None  # not merely skipped by the prefilter
+    assert _full_scan(value) is None  # not merely skipped by the prefilter
 
 
 @pytest.mark.parametrize("shape", _CREDENTIAL_SHAPES + _LOCAL_PATH_SHAPES)
@@ -279,9 +279,9 @@ def test_prefilter_never_skips_a_shape(value: str) -> None:
     assert _TRIGGER.search(value) is not None
     # ... and still fires when the shape sits inside prose, or is upper-cased.
     assert _TRIGGER.search(f"Summary: see {value} for details.") is not None
-    if _UNSAFE.search(value.upper()):
+    if _full_scan(value.upper()):
         assert _TRIGGER.search(value.upper()) is not None
-    if _UNSAFE.search(value.lower()):
+    if _full_scan(value.lower()):
         assert _TRIGGER.search(value.lower()) is not None
 
 
@@ -341,7 +341,7 @@ def test_prefilter_is_sound_on_generated_shapes(
 ) -> None:
     """Whatever the full scan finds, the prefilter must have let through."""
     for value in (shape, before + shape + after, _flip_case(shape, rnd)):
-        if _UNSAFE.search(value) is not None:
+        if _full_scan(value) is not None:
             assert _TRIGGER.search(value) is not None
 
 
@@ -361,7 +361,7 @@ def test_prefilter_is_sound_on_mutated_positives(
     flipped = _flip_case(value, rnd)
     cut = flipped[: rnd.randint(1, len(flipped))]
     for candidate in (before + flipped + after, before + cut + after):
-        if _UNSAFE.search(candidate) is not None:
+        if _full_scan(candidate) is not None:
             assert _TRIGGER.search(candidate) is not None
 
 

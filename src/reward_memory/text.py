@@ -131,14 +131,20 @@ _LOCAL_PATH_SHAPES: Final = (
     r"(?<![\w/.-])\.(?:ssh|aws|gnupg|kube|docker|azure|gcloud|config/gcloud)/[^\s]*",
 )
 
+# Case-insensitive matching is done by lower-casing the value and compiling the
+# big alternation *without* re.IGNORECASE: that halves its compile time (every
+# CLI process pays it at start-up, ~13 ms -> ~6 ms). The few shapes that are
+# case-sensitive in part (vendor prefixes in upper case, a case change inside a
+# base64 run) form a second, small pattern applied to the value as given.
+_CASED_SHAPES: Final = tuple(shape for shape in _CREDENTIAL_SHAPES if "(?-i:" in shape)
 _UNSAFE: Final = re.compile(
     "(?P<credential>"
-    + "|".join(_CREDENTIAL_SHAPES)
+    + "|".join(shape for shape in _CREDENTIAL_SHAPES if "(?-i:" not in shape)
     + ")|(?P<local_path>"
     + "|".join(_LOCAL_PATH_SHAPES)
-    + ")",
-    re.IGNORECASE,
+    + ")"
 )
+_UNSAFE_CASED: Final = re.compile("|".join(_CASED_SHAPES), re.IGNORECASE)
 
 # The prefilter: anchor character -> what must follow it (or precede it, as a
 # look-behind). Every shape above contains at least one of these anchors; the
@@ -241,10 +247,17 @@ def find_unsafe(value: str) -> UnsafeKind | None:
     """Return ``"credential"`` or ``"local_path"`` when ``value`` has such a shape."""
     if _TRIGGER.search(value) is None:
         return None
-    match = _UNSAFE.search(value)
-    if match is None:
-        return None
-    return "credential" if match.lastgroup == "credential" else "local_path"
+    return _full_scan(value)
+
+
+def _full_scan(value: str) -> UnsafeKind | None:
+    """The scan without the prefilter (tests hold the prefilter to it)."""
+    match = _UNSAFE.search(value.lower())
+    if match is not None:
+        return "credential" if match.lastgroup == "credential" else "local_path"
+    if _UNSAFE_CASED.search(value) is not None:
+        return "credential"
+    return None
 
 
 def require_safe(value: str, *, path: str = "$", label: str = "value") -> str:
