@@ -15,6 +15,7 @@ from pathlib import Path
 
 from _util import console_script, report, wall_median
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 VERB_TARGET_S = 0.15
 IMPORT_TARGET_S = 0.06
 
@@ -49,6 +50,19 @@ def _inputs(tmp: Path) -> dict[str, list[str]]:
             "issue-fix-verified-contributor",
             "--format",
             "json",
+        ],
+        "health-check --input": ["health-check", "--input", str(EXAMPLES / "health-request.json")],
+        "candidate-review --input": [
+            "candidate-review",
+            "--input",
+            str(EXAMPLES / "candidate-review-request.json"),
+        ],
+        "recall --input (sqlite)": [
+            "recall",
+            "--input",
+            str(EXAMPLES / "recall-input.json"),
+            "--provider",
+            f"sqlite://{tmp / 'bench.db'}",
         ],
         "error packet (missing file)": ["schema", "validate", str(tmp / "missing.json")],
     }

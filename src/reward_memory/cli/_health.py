@@ -57,11 +57,11 @@ def run(args: argparse.Namespace) -> Outcome:
 
     if args.input is not None:
         # Untrusted input: JSON Schema first (strict types, unknown fields), then records.
-        from reward_memory import wire
         from reward_memory.cli._common import read_json_object
+        from reward_memory.records._plain import load_plain
         from reward_memory.records.health import HealthRequest
 
-        request = wire.load(read_json_object(args.input), HealthRequest)
+        request = load_plain(read_json_object(args.input), HealthRequest)
     else:
         request = health_case(args.case or DEFAULT_CASE)
     health = classify_request(request)
