@@ -310,6 +310,7 @@ def run(sizes: tuple[int, ...], workdir: Path, scoped: bool) -> dict[str, Any]:
         results["sizes"][str(size)] = row
         print(f"  {size:,}: {json.dumps(row)}", flush=True)
     print("write+readback on the largest store ...", flush=True)
+    os.sync()  # the bulk load's writeback would otherwise compete with the measured fsyncs
     warm(path)
     results["write_readback_large"] = write_readback(provider, corpus, WRITES, "large")
     provider.close()

@@ -115,7 +115,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Self, TypeVar
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.providers.spi import (
-    MAX_CONTENT_BYTES,
     SPI_VERSION,
     DeleteResult,
     Inventory,
@@ -125,7 +124,11 @@ from reward_memory.providers.spi import (
     SearchResult,
     WriteResult,
     WriteStatus,
+    check_content,
     check_limit,
+    check_query,
+    check_scope,
+    check_timeout,
 )
 
 if TYPE_CHECKING:
@@ -149,7 +152,7 @@ DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_BUSY_TIMEOUT_MS: Final = 5000
 MAX_TIMEOUT: Final = 3600.0
 #: Most rows one search may rank with BM25 (about 1 us each in FTS5).
-RANK_BUDGET: Final = 1000
+RANK_BUDGET: Final = 750
 #: How far back (in row ids below the scope's newest document) the unranked fill looks,
 #: in growing steps, and how many common terms it counts.
 FILL_WINDOW: Final = 2048
@@ -517,46 +520,6 @@ _WINDOW: Final = (
 # -- the provider ----------------------------------------------------------------------------
 
 
-def _check_scope(scope: object) -> ProviderScope:
-    if not isinstance(scope, ProviderScope):
-        raise RecordValidationError("must be a ProviderScope", path="$.scope", code="wrong_type")
-    return scope
-
-
-def _check_content(content: object) -> tuple[str, bytes]:
-    """The content and its UTF-8 bytes, or :class:`RecordValidationError`."""
-    if not isinstance(content, str):
-        raise RecordValidationError("must be a string", path="$.content", code="wrong_type")
-    try:
-        data = content.encode("utf-8")
-    except UnicodeEncodeError:
-        raise RecordValidationError(
-            "must be encodable as UTF-8 (no lone surrogates)", path="$.content"
-        ) from None
-    if len(data) > MAX_CONTENT_BYTES:
-        raise RecordValidationError(
-            f"is over the limit of {MAX_CONTENT_BYTES} UTF-8 bytes; it is rejected, not truncated",
-            path="$.content",
-            code="text_too_long",
-        )
-    return content, data
-
-
-def _check_call_timeout(timeout: object) -> float | None:
-    if timeout is None:
-        return None
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise RecordValidationError(
-            "must be a positive number of seconds, or None", path="$.timeout"
-        )
-    return float(timeout)
-
-
 class _Item(NamedTuple):
     """One validated document on its way into :meth:`SQLiteProvider._write`."""
 
@@ -566,11 +529,10 @@ class _Item(NamedTuple):
     digest: bytes
 
 
-def _prepare(skey: tuple[str, str, str], key: object, content: object) -> _Item:
+def _prepare(skey: tuple[str, str, str], key: str, content: str) -> _Item:
     checked = check_token(key, "$.key")
-    text, data = _check_content(content)
-    digest = hashlib.sha256(data).digest()
-    return _Item(key=checked, ref=_ref_digest(skey, checked), content=text, digest=digest)
+    digest = hashlib.sha256(check_content(content)).digest()
+    return _Item(key=checked, ref=_ref_digest(skey, checked), content=content, digest=digest)
 
 
 def _scope_key(scope: ProviderScope) -> tuple[str, str, str]:
@@ -717,10 +679,10 @@ class SQLiteProvider:
         self, *, scope: ProviderScope, key: str, content: str, timeout: float | None = None
     ) -> WriteResult:
         """Store ``content`` under ``key`` (idempotent); durable before it returns."""
-        scope = _check_scope(scope)
+        scope = check_scope(scope)
         skey = _scope_key(scope)
         (result,) = self._write_prepared(
-            skey, [_prepare(skey, key, content)], _check_call_timeout(timeout)
+            skey, [_prepare(skey, key, content)], check_timeout(timeout)
         )
         return result
 
@@ -737,8 +699,8 @@ class SQLiteProvider:
         repeats within the batch is ``unchanged`` or ``conflict`` like a later call.
         Everything is validated before anything is written; all or nothing commits.
         """
-        scope = _check_scope(scope)
-        limit = _check_call_timeout(timeout)
+        scope = check_scope(scope)
+        limit = check_timeout(timeout)
         skey = _scope_key(scope)
         prepared: list[_Item] = []
         for index, item in enumerate(items):
@@ -763,11 +725,11 @@ class SQLiteProvider:
 
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
         """The exact content stored under ``ref`` in ``scope``, or ``found=False``."""
-        scope = _check_scope(scope)
+        scope = check_scope(scope)
         digest = _parse_ref(ref)
         if digest is None:
             ref = check_token(ref, "$.ref")
-        limit = _check_call_timeout(timeout)
+        limit = check_timeout(timeout)
         skey = _scope_key(scope)
 
         def op(conn: sqlite3.Connection) -> str | None:
@@ -786,11 +748,10 @@ class SQLiteProvider:
         self, *, scope: ProviderScope, query: str, limit: int, timeout: float | None = None
     ) -> SearchResult:
         """At most ``limit`` hits from ``scope``, best first (see the module docs)."""
-        scope = _check_scope(scope)
-        if not isinstance(query, str):
-            raise RecordValidationError("must be a string", path="$.query", code="wrong_type")
+        scope = check_scope(scope)
+        query = check_query(query)
         limit = check_limit(limit)
-        call_limit = _check_call_timeout(timeout)
+        call_limit = check_timeout(timeout)
         skey = _scope_key(scope)
         terms = _query_terms(query)
 
@@ -807,11 +768,11 @@ class SQLiteProvider:
         self, *, scope: ProviderScope, ref: str, timeout: float | None = None
     ) -> DeleteResult:
         """Remove ``ref`` from ``scope``; a missing ref gives ``deleted=False``."""
-        scope = _check_scope(scope)
+        scope = check_scope(scope)
         digest = _parse_ref(ref)
         if digest is None:
             ref = check_token(ref, "$.ref")
-        limit = _check_call_timeout(timeout)
+        limit = check_timeout(timeout)
         skey = _scope_key(scope)
 
         def op(conn: sqlite3.Connection) -> bool:
@@ -827,8 +788,8 @@ class SQLiteProvider:
 
     def inventory(self, *, scope: ProviderScope, timeout: float | None = None) -> Inventory:
         """Availability, corpus presence, record count and index presence for ``scope``."""
-        scope = _check_scope(scope)
-        limit = _check_call_timeout(timeout)
+        scope = check_scope(scope)
+        limit = check_timeout(timeout)
         skey = _scope_key(scope)
 
         def op(conn: sqlite3.Connection) -> Inventory:
@@ -879,7 +840,7 @@ class SQLiteProvider:
         Optional housekeeping (after a bulk load, or from an operator job): search
         is correct without it, and somewhat faster after it.
         """
-        limit = _check_call_timeout(timeout)
+        limit = check_timeout(timeout)
 
         def op(conn: sqlite3.Connection) -> None:
             self._catch_up(conn)
