@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import utc_now
 from reward_memory.guards.candidate import check_now, proposal_reasons
-from reward_memory.records._plain import load_plain
+from reward_memory.records._plain import as_record, load_plain
 from reward_memory.records.candidate import (
     CANDIDATE_SCHEMA,
     PERSIST_NEXT_STEP,
@@ -86,14 +86,7 @@ def _guard(reasons: tuple[str, ...]) -> CandidateGuard:
 
 def as_proposal(proposal: Proposal | Mapping[str, Any]) -> Proposal:
     """A typed proposal; a mapping is validated (schema first) and structured."""
-    if isinstance(proposal, Proposal):
-        return proposal
-    if isinstance(proposal, Mapping):
-        return load_plain(dict(proposal), Proposal)
-    raise RecordValidationError(
-        "a proposal is a Proposal or a reward_memory_candidate_proposal_v0 object",
-        code="wrong_type",
-    )
+    return as_record(proposal, Proposal, what="a proposal")
 
 
 def as_checkpoint(
@@ -102,15 +95,7 @@ def as_checkpoint(
     """A typed checkpoint; ``None`` is an unverified checkpoint (it grants nothing)."""
     if checkpoint is None:
         return UNVERIFIED_CHECKPOINT
-    if isinstance(checkpoint, AuthorityCheckpoint):
-        return checkpoint
-    if isinstance(checkpoint, Mapping):
-        return load_plain(dict(checkpoint), AuthorityCheckpoint)
-    raise RecordValidationError(
-        "a checkpoint is an AuthorityCheckpoint or a reward_memory_authority_checkpoint_v0 object",
-        path="checkpoint",
-        code="wrong_type",
-    )
+    return as_record(checkpoint, AuthorityCheckpoint, what="a checkpoint", path="checkpoint")
 
 
 def propose(

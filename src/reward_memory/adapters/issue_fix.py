@@ -17,15 +17,13 @@ needs a basis; differs from the original).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
 from reward_memory.candidates import propose
-from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
-from reward_memory.records._plain import load_plain
+from reward_memory.records._plain import as_record
 from reward_memory.records.candidate import (
     CANDIDATE_CLASSES,
     AuthorityCheckpoint,
@@ -41,6 +39,7 @@ from reward_memory.records.candidate import (
 from reward_memory.records.envelope import RecordScope
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from datetime import datetime
 
 __all__ = [
@@ -105,14 +104,7 @@ class IssueFixCandidateAdapter:
 
 def issue_fix_event(event: IssueFixEvent | Mapping[str, Any]) -> IssueFixEvent:
     """A typed event; a mapping is validated against its strict schema first (fields named)."""
-    if isinstance(event, IssueFixEvent):
-        return event
-    if isinstance(event, Mapping):
-        return load_plain(dict(event), IssueFixEvent)
-    raise RecordValidationError(
-        "an Issue Fix event is an IssueFixEvent or an issue_fix_reward_memory_event_v0 object",
-        code="wrong_type",
-    )
+    return as_record(event, IssueFixEvent, what="an Issue Fix event")
 
 
 def issue_fix_proposal(

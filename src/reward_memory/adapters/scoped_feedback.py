@@ -16,15 +16,13 @@ named. It has the original's fields plus ``reasoning.confidence_basis``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
 from reward_memory.candidates import propose
-from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
-from reward_memory.records._plain import load_plain
+from reward_memory.records._plain import as_record
 from reward_memory.records.candidate import (
     CANDIDATE_CLASSES,
     AuthorityCheckpoint,
@@ -40,6 +38,7 @@ from reward_memory.records.candidate import (
 from reward_memory.records.envelope import RecordScope
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from datetime import datetime
 
 __all__ = [
@@ -103,15 +102,7 @@ class ScopedFeedbackCandidateAdapter:
 
 def scoped_feedback_event(event: ScopedFeedbackEvent | Mapping[str, Any]) -> ScopedFeedbackEvent:
     """A typed event; a mapping is validated against its strict schema first (fields named)."""
-    if isinstance(event, ScopedFeedbackEvent):
-        return event
-    if isinstance(event, Mapping):
-        return load_plain(dict(event), ScopedFeedbackEvent)
-    raise RecordValidationError(
-        "a scoped feedback event is a ScopedFeedbackEvent or a "
-        "scoped_feedback_reward_memory_event_v0 object",
-        code="wrong_type",
-    )
+    return as_record(event, ScopedFeedbackEvent, what="a scoped feedback event")
 
 
 def scoped_feedback_proposal(

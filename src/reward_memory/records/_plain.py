@@ -22,13 +22,14 @@ start, a quarter of a CLI verb's budget.
 from __future__ import annotations
 
 import typing
+from collections.abc import Mapping
 from typing import Any, Final, TypeVar, cast
 
 import attrs
 
 from reward_memory.errors import RecordValidationError, join_path
 
-__all__ = ["from_plain", "load_plain", "to_plain"]
+__all__ = ["as_record", "from_plain", "load_plain", "to_plain"]
 
 T = TypeVar("T")
 
@@ -182,3 +183,19 @@ def to_plain(record: Any) -> Any:
     if isinstance(record, dict):
         return {key: to_plain(value) for key, value in record.items()}
     return record
+
+
+def as_record(value: object, cls: type[T], *, what: str, path: str = "$") -> T:
+    """``value`` if it is already a ``cls`` record; a mapping goes through :func:`load_plain`.
+
+    The typed path costs one ``isinstance``; only untyped input pays for the
+    schema. Anything else is a ``wrong_type`` error naming what was expected.
+    """
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        return load_plain(dict(value), cls)
+    version = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
+    raise RecordValidationError(
+        f"{what} is a {cls.__name__} or a {version} object", path=path, code="wrong_type"
+    )
