@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from reward_memory.candidates import propose, review
     from reward_memory.errors import (
         ProviderConfigError,
+        ProviderConflictError,
         ProviderError,
         ProviderLoadError,
         ProviderNotFoundError,
@@ -66,6 +67,7 @@ __all__ = [
     "Provider",
     "ProviderBinding",
     "ProviderConfigError",
+    "ProviderConflictError",
     "ProviderError",
     "ProviderLoadError",
     "ProviderNotFoundError",
@@ -109,6 +111,7 @@ _LAZY: dict[str, str] = {
     "Provider": "reward_memory.providers.spi",
     "ProviderBinding": "reward_memory.records.recall",
     "ProviderConfigError": "reward_memory.errors",
+    "ProviderConflictError": "reward_memory.errors",
     "ProviderError": "reward_memory.errors",
     "ProviderLoadError": "reward_memory.errors",
     "ProviderNotFoundError": "reward_memory.errors",

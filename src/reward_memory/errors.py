@@ -9,6 +9,7 @@
      └── ProviderError
           ├── ProviderNotFoundError (also LookupError)
           ├── ProviderLoadError
+          │    └── ProviderConflictError           two distributions claim one id
           ├── ProviderConfigError (also ValueError)
           └── ProviderUnavailable                  transport failure; the core fails open on it
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 __all__ = [
     "ProviderConfigError",
+    "ProviderConflictError",
     "ProviderError",
     "ProviderLoadError",
     "ProviderNotFoundError",
@@ -116,6 +118,20 @@ class ProviderLoadError(ProviderError):
     def __init__(self, message: str, *, distribution: str | None = None) -> None:
         super().__init__(message)
         self.distribution = distribution
+
+
+class ProviderConflictError(ProviderLoadError):
+    """Two or more distributions register the same provider id.
+
+    Discovery refuses to pick one (no silent shadowing): uninstall one of them,
+    or rename its entry point.
+    """
+
+    code = "provider_id_conflict"
+
+    def __init__(self, message: str, *, distributions: tuple[str, ...]) -> None:
+        super().__init__(message, distribution=None)
+        self.distributions = distributions
 
 
 class ProviderConfigError(ProviderError, ValueError):

@@ -33,6 +33,7 @@ import attrs
 
 from reward_memory.errors import (
     ProviderConfigError,
+    ProviderConflictError,
     ProviderLoadError,
     ProviderNotFoundError,
 )
@@ -74,19 +75,6 @@ logger = logging.getLogger("reward_memory.providers")
 # importlib.metadata's own grammar for an entry-point value ("pkg.mod:Class [extra]").
 _VALUE: Final = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[.*\])?\s*$")
 _OPTION_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-
-
-class ProviderConflictError(ProviderLoadError):
-    """Two or more distributions register the same provider id.
-
-    Discovery refuses to pick one: uninstall one of them (or rename its entry point).
-    """
-
-    code = "provider_id_conflict"
-
-    def __init__(self, message: str, *, distributions: tuple[str, ...]) -> None:
-        super().__init__(message, distribution=None)
-        self.distributions = distributions
 
 
 @attrs.frozen(kw_only=True)
