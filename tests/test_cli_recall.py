@@ -62,13 +62,9 @@ def sqlite_url(tmp_path: Path) -> str:
 
 
 def seed_sqlite(tmp_path: Path, count: int) -> list[str]:
-    from reward_memory.errors import ProviderLoadError, ProviderNotFoundError
     from reward_memory.providers.discovery import get_provider
 
-    try:
-        provider = get_provider(sqlite_url(tmp_path))
-    except (ProviderNotFoundError, ProviderLoadError) as exc:  # pragma: no cover - interim
-        pytest.skip(f"the SQLite provider is not available yet: {exc.code}")
+    provider = get_provider(sqlite_url(tmp_path))
     try:
         refs = []
         for i in range(count):
@@ -307,13 +303,9 @@ def test_bad_provider_url_is_an_error_packet(
 def test_expiry_in_the_cli_uses_the_real_clock(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from reward_memory.errors import ProviderLoadError, ProviderNotFoundError
     from reward_memory.providers.discovery import get_provider
 
-    try:
-        provider = get_provider(sqlite_url(tmp_path))
-    except (ProviderNotFoundError, ProviderLoadError) as exc:  # pragma: no cover - interim
-        pytest.skip(f"the SQLite provider is not available yet: {exc.code}")
+    provider = get_provider(sqlite_url(tmp_path))
     try:
         expired = active_record(1, expires_at=NOW.replace(year=2020).isoformat())
         provider.write(scope=scope_of(binding()), key="expired", content=content_of(expired))

@@ -38,6 +38,11 @@ class TestMemoryThroughDiscoveryConformance(ProviderConformance):
 
         return get_provider("memory://")
 
+    def make_unavailable_provider(self, tmp_path: Path) -> Provider | None:
+        from reward_memory.providers.discovery import get_provider
+
+        return get_provider("memory://?unavailable=true")
+
     def make_timeout_provider(self, tmp_path: Path) -> Provider | None:
         from reward_memory.providers.discovery import get_provider
 

@@ -371,13 +371,6 @@ def test_rm_provider_scope_is_per_test(
 
 
 def test_rm_sqlite_provider_fixture(request: pytest.FixtureRequest) -> None:
-    from reward_memory.errors import ProviderLoadError
-    from reward_memory.providers.discovery import load_provider_class
-
-    try:
-        load_provider_class("sqlite")
-    except ProviderLoadError:
-        pytest.skip("the sqlite provider does not load in this tree yet")
     provider = request.getfixturevalue("rm_sqlite_provider")
     assert provider.provider_id == "sqlite"
     scope = request.getfixturevalue("rm_provider_scope")

@@ -57,13 +57,9 @@ PROVIDERS = ["memory", "sqlite"]
 def open_provider(kind: str, tmp_path: Path) -> Provider:
     if kind == "memory":
         return InMemoryProvider()
-    from reward_memory.errors import ProviderLoadError, ProviderNotFoundError
     from reward_memory.providers.discovery import get_provider
 
-    try:
-        return get_provider("sqlite://" + (tmp_path / "recall.db").as_posix())
-    except (ProviderNotFoundError, ProviderLoadError) as exc:  # pragma: no cover - interim
-        pytest.skip(f"the SQLite provider is not available yet: {exc.code}")
+    return get_provider("sqlite://" + (tmp_path / "recall.db").as_posix())
 
 
 @pytest.fixture(params=PROVIDERS)
