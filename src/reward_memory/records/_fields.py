@@ -22,6 +22,7 @@ from reward_memory.grammars import (
     check_timestamp,
     check_token,
 )
+from reward_memory.records import _memo
 from reward_memory.text import compact_text
 
 __all__ = [
@@ -45,14 +46,27 @@ __all__ = [
 
 _Check = Callable[[Any, str], str]
 
+_VERDICTS: dict[_Check, Callable[[str], bool]] = {
+    check_token: _memo.good_token,
+    check_surface_id: _memo.good_surface,
+    check_corpus_id: _memo.good_corpus,
+}
+
 
 def _path(attribute: attrs.Attribute[Any]) -> str:
     return f"$.{attribute.name}"
 
 
 def _scalar(check: _Check, *, optional: bool) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
+    # Identifiers repeat (corpus ids, surfaces, refs): a good value's verdict is
+    # cached (the check is a pure function of the value), a bad one re-checked
+    # so the error names this field's path.
+    good = _VERDICTS.get(check)
+
     def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if value is None and optional:
+            return
+        if good is not None and type(value) is str and good(value):
             return
         check(value, _path(attribute))
 

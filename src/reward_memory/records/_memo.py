@@ -39,11 +39,12 @@ __all__ = [
     "check_text_memo",
     "check_token_memo",
     "compact_memo",
-    "corpus_id",
     "flag",
+    "good_corpus",
+    "good_surface",
+    "good_token",
     "memo_text",
     "optional_memo_text",
-    "optional_token",
     "require_bool",
     "require_choice",
     "require_corpus",
@@ -52,8 +53,6 @@ __all__ = [
     "require_records",
     "require_surface",
     "require_token",
-    "surface_id",
-    "token",
     "token_tuple",
     "trusted",
 ]
@@ -76,32 +75,32 @@ def _verdict(check: Check) -> Verdict:
     return good
 
 
-_good_token: Final = _verdict(check_token)
-_good_surface: Final = _verdict(check_surface_id)
-_good_corpus: Final = _verdict(check_corpus_id)
+good_token: Final = _verdict(check_token)
+good_surface: Final = _verdict(check_surface_id)
+good_corpus: Final = _verdict(check_corpus_id)
 
 
 def require_token(value: Any, path: str) -> None:
     """Raise unless ``value`` is a token (memoised verdict; the error names ``path``)."""
-    if type(value) is not str or not _good_token(value):
+    if type(value) is not str or not good_token(value):
         check_token(value, path)
 
 
 def require_optional_token(value: Any, path: str) -> None:
     """Like :func:`require_token`, ``None`` allowed."""
-    if value is not None and (type(value) is not str or not _good_token(value)):
+    if value is not None and (type(value) is not str or not good_token(value)):
         check_token(value, path)
 
 
 def require_surface(value: Any, path: str) -> None:
     """Raise unless ``value`` is a surface id (memoised verdict)."""
-    if type(value) is not str or not _good_surface(value):
+    if type(value) is not str or not good_surface(value):
         check_surface_id(value, path)
 
 
 def require_corpus(value: Any, path: str) -> None:
     """Raise unless ``value`` is a corpus id (memoised verdict)."""
-    if type(value) is not str or not _good_corpus(value):
+    if type(value) is not str or not good_corpus(value):
         check_corpus_id(value, path)
 
 
@@ -138,7 +137,7 @@ def require_records(value: Any, cls: type[Any], path: str) -> None:
 
 def check_token_memo(value: Any, path: str = "$") -> str:
     """:func:`reward_memory.grammars.check_token` with its verdict cached per value."""
-    if type(value) is str and _good_token(value):
+    if type(value) is str and good_token(value):
         return value
     return check_token(value, path)
 
@@ -172,45 +171,6 @@ def check_text_memo(value: Any, limit: int, path: str) -> str:
             code="invalid_format",
         )
     return text
-
-
-def _validator(
-    good: Verdict, check: Check, *, optional: bool
-) -> Callable[[Any, attrs.Attribute[Any], Any], None]:
-    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if type(value) is str and good(value):
-            return
-        if value is None and optional:
-            return
-        check(value, f"$.{attribute.name}")
-
-    return validate
-
-
-def token(**kwargs: Any) -> Any:
-    """A required token (grammar T), memoised."""
-    return attrs.field(validator=_validator(_good_token, check_token, optional=False), **kwargs)
-
-
-def optional_token(**kwargs: Any) -> Any:
-    """An optional token, memoised."""
-    return attrs.field(
-        default=None, validator=_validator(_good_token, check_token, optional=True), **kwargs
-    )
-
-
-def surface_id(**kwargs: Any) -> Any:
-    """A surface id (grammar S), memoised."""
-    return attrs.field(
-        validator=_validator(_good_surface, check_surface_id, optional=False), **kwargs
-    )
-
-
-def corpus_id(**kwargs: Any) -> Any:
-    """A corpus id (grammar C), memoised."""
-    return attrs.field(
-        validator=_validator(_good_corpus, check_corpus_id, optional=False), **kwargs
-    )
 
 
 def memo_text(limit: int, **kwargs: Any) -> Any:

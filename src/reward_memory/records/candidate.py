@@ -273,10 +273,10 @@ def _reason_codes(value: Any) -> tuple[str, ...]:
 class CandidateSource:
     """Where the evidence came from: kind, compact reference, actor and the actor's role."""
 
-    source_kind: str = m.token()
+    source_kind: str = f.token()
     source_ref: str = _text(240)
-    actor_ref: str = m.token()
-    actor_role: str = m.token()
+    actor_ref: str = f.token()
+    actor_role: str = f.token()
 
 
 @attrs.frozen(kw_only=True)
@@ -334,10 +334,10 @@ class AuthorityCheckpoint:
 
     schema_version: Literal["reward_memory_authority_checkpoint_v0"] = f.const(CHECKPOINT_SCHEMA)
     verified: bool = f.strict_bool()
-    source_ref: str | None = m.optional_token()
-    actor_ref: str | None = m.optional_token()
-    actor_role: str | None = m.optional_token()
-    project_ref: str | None = m.optional_token()
+    source_ref: str | None = f.optional_token()
+    actor_ref: str | None = f.optional_token()
+    actor_role: str | None = f.optional_token()
+    project_ref: str | None = f.optional_token()
     action_scopes: tuple[str, ...] = _token_list(max_items=12)
 
 
@@ -352,8 +352,8 @@ class ReviewDecision:
     """
 
     decision: Decision = f.enum(*REVIEW_DECISIONS)
-    reviewer_ref: str = m.token()
-    review_ref: str = m.token()
+    reviewer_ref: str = f.token()
+    review_ref: str = f.token()
     reasoning_summary: str = _text(500)
     edited_content_summary: str | None = _text(500, optional=True)
 
@@ -634,8 +634,8 @@ class CandidateReviewSummary:
     The active record's ``review`` block is built from it on activation.
     """
 
-    reviewer_ref: str = m.token()
-    review_ref: str = m.token()
+    reviewer_ref: str = f.token()
+    review_ref: str = f.token()
     reasoning_summary: str = _text(500)
 
 

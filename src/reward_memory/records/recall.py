@@ -332,20 +332,20 @@ class RecallGuard:
 class NormalizedRecallRequest:
     """The request as the request packet holds it (with the exact query text, in memory)."""
 
-    workspace_ref: str = m.token()
-    project_ref: str = m.token()
-    surface_id: str = m.surface_id()
-    revision_ref: str | None = m.optional_token()
+    workspace_ref: str = f.token()
+    project_ref: str = f.token()
+    surface_id: str = f.surface_id()
+    revision_ref: str | None = f.optional_token()
     mode: Mode = f.enum(*MODES)
     queries: tuple[RecallQuery, ...] = attrs.field(
         converter=_tuple, validator=_records_of(RecallQuery)
     )
     limit: int = f.integer(minimum=1, maximum=MAX_LIMIT)
     observed_at: str = f.timestamp()
-    conflict_state: str = m.token()
-    user_ref: str | None = m.optional_token()
-    peer_ref: str | None = m.optional_token()
-    session_ref: str | None = m.optional_token()
+    conflict_state: str = f.token()
+    user_ref: str | None = f.optional_token()
+    peer_ref: str | None = f.optional_token()
+    session_ref: str | None = f.optional_token()
     query_kind: QueryKind = f.enum(*QUERY_KINDS)
     query_evidence: tuple[QueryEvidence, ...] = attrs.field(
         converter=_evidence, validator=_records_of(QueryEvidence)
@@ -423,7 +423,7 @@ class RecallResult:
     """
 
     memory_ref: str = attrs.field(validator=_provider_ref)
-    candidate_ref: str = m.token()
+    candidate_ref: str = f.token()
     target_class: ClassId = f.enum(*CLASS_IDS)
     content_summary: str | None = m.optional_memo_text(500)
     content_exposed: bool = f.strict_bool()
