@@ -61,3 +61,11 @@ def test_from_plain_names_unknown_and_missing_fields() -> None:
     with pytest.raises(RecordValidationError) as info:
         from_plain(cls, data)
     assert (info.value.code, info.value.path) == ("missing_field", "$.observation.record_count")
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
+def test_the_converter_dispatches_on_the_schema_version_tag(path: Path) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    record = wire.load(data)  # no class given: the tag picks it
+    assert type(record) is wire.packet_type(data["schema_version"])
+    assert wire.dump_packet(record) == data

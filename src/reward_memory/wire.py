@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from cattrs import Converter
 
-__all__ = ["PACKET_TYPES", "dump", "load", "packet_type", "structure"]
+__all__ = ["PACKET_TYPES", "dump", "dump_packet", "load", "packet_type", "structure"]
 
 T = TypeVar("T")
 
@@ -110,6 +110,33 @@ def _converter() -> Converter:
     return converter
 
 
+@functools.cache
+def _packet_union() -> Any:
+    """Every registered packet record as one union, tagged by ``schema_version``.
+
+    Built on first use (it imports every record module); the converter then
+    dispatches on the tag itself: ``structure(data, _packet_union())``.
+    """
+    import typing  # noqa: PLC0415
+
+    import attrs  # noqa: PLC0415
+    from cattrs.strategies import configure_tagged_union  # noqa: PLC0415
+
+    classes = tuple(packet_type(name) for name in sorted(PACKET_TYPES))
+    union = typing.Union[classes]  # type: ignore[valid-type]  # noqa: UP007 - computed at run time
+
+    def tag(cls: type[Any]) -> str:
+        return cast("str", attrs.fields_dict(cls)["schema_version"].default)
+
+    configure_tagged_union(union, _converter(), tag_generator=tag, tag_name="schema_version")
+    return union
+
+
+def dump_packet(record: Any) -> dict[str, Any]:
+    """Unstructure any registered packet through the tagged union (the tag included)."""
+    return cast("dict[str, Any]", _converter().unstructure(record, _packet_union()))
+
+
 def dump(record: Any) -> Any:
     """Unstructure a record (or a container of records) into JSON-ready data."""
     return _converter().unstructure(record)
@@ -144,14 +171,14 @@ def load(data: Any, expected: type[T] | None = None) -> T:
     from reward_memory import schemas  # noqa: PLC0415
 
     name = schemas.validate(data)
-    cls = packet_type(name)
-    if expected is not None and cls is not expected:
+    if expected is not None and packet_type(name) is not expected:
         raise RecordValidationError(
             f"expected a {expected.__name__} packet",
             path="$.schema_version",
             code="schema_version_unsupported",
         )
-    return cast("T", structure(data, cls))
+    # The converter picks the record by the packet's schema_version tag.
+    return cast("T", structure(dict(data), _packet_union()))
 
 
 def _notes_path(exc: BaseException, path: str) -> str:
