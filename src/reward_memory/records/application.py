@@ -19,7 +19,7 @@ digests and keeps the base output.
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import attrs
 
@@ -44,18 +44,11 @@ APPLICATION_SCHEMA: Final = "reward_memory_application_v0"
 RECEIPT_SCHEMA: Final = "reward_memory_application_receipt_v0"
 
 ModelOutcome = Literal["applied", "ignored", "refuted"]
-MODEL_OUTCOMES: Final[tuple[ModelOutcome, ...]] = ("applied", "ignored", "refuted")
+MODEL_OUTCOMES: Final[tuple[ModelOutcome, ...]] = get_args(ModelOutcome)
 Outcome = Literal[
     "applied", "ignored", "refuted", "failed", "not_available", "available_not_applied"
 ]
-OUTCOMES: Final[tuple[Outcome, ...]] = (
-    "applied",
-    "ignored",
-    "refuted",
-    "failed",
-    "not_available",
-    "available_not_applied",
-)
+OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 _SHORT_HEX: Final = re.compile(r"[0-9a-f]{16}")
 _MODE_SET: Final = frozenset(MODES)
 _QUERY_KIND_SET: Final = frozenset(QUERY_KINDS)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 from json.encoder import encode_basestring
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
@@ -95,11 +95,7 @@ REVIEW_REQUEST_SCHEMA: Final = "reward_memory_candidate_review_request_v0"
 
 CandidateClass = Literal["hard_policy", "soft_preference", "procedural_experience"]
 # The durable, reusable classes a candidate may target (reference §2.1).
-CANDIDATE_CLASSES: Final[tuple[CandidateClass, ...]] = (
-    "hard_policy",
-    "soft_preference",
-    "procedural_experience",
-)
+CANDIDATE_CLASSES: Final[tuple[CandidateClass, ...]] = get_args(CandidateClass)
 # Roles whose verified feedback may derive hard-policy content (reference §2.1).
 HARD_POLICY_ACTOR_ROLES: Final = frozenset(
     {"verified_repository_core_contributor", "verified_project_owner_or_operator"}
@@ -128,17 +124,10 @@ GUARD_RULE: Final = (
 )
 
 Decision = Literal["accept", "edit", "reject", "retire", "no_write"]
-REVIEW_DECISIONS: Final[tuple[Decision, ...]] = ("accept", "edit", "reject", "retire", "no_write")
+REVIEW_DECISIONS: Final[tuple[Decision, ...]] = get_args(Decision)
 AVAILABLE_REVIEW_DECISIONS: Final = tuple(sorted(REVIEW_DECISIONS))
 ReviewStatus = Literal["active", "review_ready", "rejected", "retired", "no_write", "guard_blocked"]
-REVIEW_STATUSES: Final[tuple[ReviewStatus, ...]] = (
-    "active",
-    "review_ready",
-    "rejected",
-    "retired",
-    "no_write",
-    "guard_blocked",
-)
+REVIEW_STATUSES: Final[tuple[ReviewStatus, ...]] = get_args(ReviewStatus)
 PERSIST_NEXT_STEP: Final = "caller_uses_declared_corpus_write_authority_then_readback"
 RetiredReason = Literal["rejected_in_review", "reviewed_retirement", "no_write_rationale"]
 _RETIRED_REASONS: Final = ("rejected_in_review", "reviewed_retirement", "no_write_rationale")

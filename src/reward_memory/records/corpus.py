@@ -19,7 +19,7 @@ scope URI.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
@@ -59,13 +59,7 @@ MAX_CORPORA: Final = 50
 ReadAuthority = Literal[
     "goal_run_scoped", "authority_scoped", "module_scoped", "actor_scoped", "session_scoped"
 ]
-READ_AUTHORITIES: Final[tuple[ReadAuthority, ...]] = (
-    "goal_run_scoped",
-    "authority_scoped",
-    "module_scoped",
-    "actor_scoped",
-    "session_scoped",
-)
+READ_AUTHORITIES: Final[tuple[ReadAuthority, ...]] = get_args(ReadAuthority)
 WriteAuthority = Literal[
     "append_only_overlay",
     "authorized_policy_source",
@@ -73,23 +67,11 @@ WriteAuthority = Literal[
     "read_only",
     "ephemeral_runtime",
 ]
-WRITE_AUTHORITIES: Final[tuple[WriteAuthority, ...]] = (
-    "append_only_overlay",
-    "authorized_policy_source",
-    "provider_managed",
-    "read_only",
-    "ephemeral_runtime",
-)
+WRITE_AUTHORITIES: Final[tuple[WriteAuthority, ...]] = get_args(WriteAuthority)
 FreshnessMode = Literal[
     "source_truth_bound", "revision_bound", "time_bound", "session_archive_bound", "execution_bound"
 ]
-FRESHNESS_MODES: Final[tuple[FreshnessMode, ...]] = (
-    "source_truth_bound",
-    "revision_bound",
-    "time_bound",
-    "session_archive_bound",
-    "execution_bound",
-)
+FRESHNESS_MODES: Final[tuple[FreshnessMode, ...]] = get_args(FreshnessMode)
 VISIBILITIES: Final[tuple[str, ...]] = ("private", "workspace", "public_safe")
 
 # Freshness modes that are meaningless without the revision they are bound to.

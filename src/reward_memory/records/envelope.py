@@ -21,7 +21,7 @@ class                      authority levels                action scopes
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 import attrs
 
@@ -52,13 +52,7 @@ __all__ = [
 ClassId = Literal[
     "run_bound_reward", "hard_policy", "soft_preference", "procedural_experience", "working_context"
 ]
-CLASS_IDS: Final[tuple[ClassId, ...]] = (
-    "run_bound_reward",
-    "hard_policy",
-    "soft_preference",
-    "procedural_experience",
-    "working_context",
-)
+CLASS_IDS: Final[tuple[ClassId, ...]] = get_args(ClassId)
 ADVISORY_CLASSES: Final[frozenset[str]] = frozenset(
     {"soft_preference", "procedural_experience", "working_context", "run_bound_reward"}
 )
@@ -77,15 +71,7 @@ ConfidenceLevel = Literal["low", "medium", "high"]
 LifecycleState = Literal[
     "observed", "candidate", "active", "superseded", "revoked", "expired", "retired"
 ]
-LIFECYCLE_STATES: Final[tuple[LifecycleState, ...]] = (
-    "observed",
-    "candidate",
-    "active",
-    "superseded",
-    "revoked",
-    "expired",
-    "retired",
-)
+LIFECYCLE_STATES: Final[tuple[LifecycleState, ...]] = get_args(LifecycleState)
 Visibility = Literal["private", "workspace", "public_safe"]
 RetentionClass = Literal["ephemeral", "session_bound", "revision_bound", "durable_until_revoked"]
 

@@ -13,7 +13,7 @@ The packet (``reward_memory_corpus_health_v0``) never grants authority: even
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import attrs
 
@@ -53,18 +53,7 @@ HealthState = Literal[
     "retrieval_verified",
 ]
 # In precedence order (reference §1.8).
-HEALTH_STATES: Final[tuple[HealthState, ...]] = (
-    "wrong_project",
-    "wrong_surface",
-    "unavailable",
-    "empty",
-    "stale",
-    "index_unavailable",
-    "retrieval_failed",
-    "readback_unverified",
-    "applied_verified",
-    "retrieval_verified",
-)
+HEALTH_STATES: Final[tuple[HealthState, ...]] = get_args(HealthState)
 # The reason codes each state may carry (exactly one per packet).
 REASON_CODES: Final[dict[str, tuple[str, ...]]] = {
     "wrong_project": ("requested_project_outside_corpus_scope",),

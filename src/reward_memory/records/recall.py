@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import attrs
 
@@ -73,21 +73,16 @@ RECALL_SCHEMA: Final = "reward_memory_recall_v0"
 RECALL_INPUT_SCHEMA: Final = "reward_memory_recall_input_v0"
 
 Mode = Literal["function_boundary", "bounded_agentic_search"]
-MODES: Final[tuple[Mode, ...]] = ("function_boundary", "bounded_agentic_search")
+MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 # How many caller/model-authored queries each mode allows (inclusive bounds).
 QUERY_BOUNDS: Final[dict[str, tuple[int, int]]] = {
     "function_boundary": (1, 1),
     "bounded_agentic_search": (1, 3),
 }
 QueryKind = Literal["business_recall", "ingest_verification"]
-QUERY_KINDS: Final[tuple[QueryKind, ...]] = ("business_recall", "ingest_verification")
+QUERY_KINDS: Final[tuple[QueryKind, ...]] = get_args(QueryKind)
 RecallStatus = Literal["guard_blocked", "provider_unavailable", "completed", "empty"]
-RECALL_STATUSES: Final[tuple[RecallStatus, ...]] = (
-    "guard_blocked",
-    "provider_unavailable",
-    "completed",
-    "empty",
-)
+RECALL_STATUSES: Final[tuple[RecallStatus, ...]] = get_args(RecallStatus)
 MAX_LIMIT: Final = 8
 DEFAULT_LIMIT: Final = 5
 DEFAULT_TIMEOUT_SECONDS: Final = 30
