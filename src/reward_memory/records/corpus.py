@@ -26,7 +26,7 @@ import attrs
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_digest
 from reward_memory.records import _fields as f
-from reward_memory.records.envelope import CLASS_IDS
+from reward_memory.records.envelope import CLASS_IDS, ClassId
 
 __all__ = [
     "BRIDGE_SCHEMA_VERSION",
@@ -94,13 +94,7 @@ class CorpusScope:
 class CorpusFreshness:
     """How currency is proven: the mode, and the revision or maximum age it needs."""
 
-    mode: Literal[
-        "source_truth_bound",
-        "revision_bound",
-        "time_bound",
-        "session_archive_bound",
-        "execution_bound",
-    ] = f.enum(*FRESHNESS_MODES)
+    mode: FreshnessMode = f.enum(*FRESHNESS_MODES)
     source_revision: str | None = f.optional_token()
     max_age_seconds: int | None = f.integer(minimum=1, default=None)
 
@@ -204,26 +198,12 @@ class CorpusDeclaration:
     __rm_omit_none__: ClassVar[bool] = True
 
     corpus_id: str = f.corpus_id()
-    class_id: Literal[
-        "run_bound_reward",
-        "hard_policy",
-        "soft_preference",
-        "procedural_experience",
-        "working_context",
-    ] = f.enum(*CLASS_IDS)
+    class_id: ClassId = f.enum(*CLASS_IDS)
     provider_id: str = f.token()
     owner_ref: str = f.token()
     source_of_truth: str = f.token()
-    read_authority: Literal[
-        "goal_run_scoped", "authority_scoped", "module_scoped", "actor_scoped", "session_scoped"
-    ] = f.enum(*READ_AUTHORITIES)
-    write_authority: Literal[
-        "append_only_overlay",
-        "authorized_policy_source",
-        "provider_managed",
-        "read_only",
-        "ephemeral_runtime",
-    ] = f.enum(*WRITE_AUTHORITIES)
+    read_authority: ReadAuthority = f.enum(*READ_AUTHORITIES)
+    write_authority: WriteAuthority = f.enum(*WRITE_AUTHORITIES)
     scope: CorpusScope
     freshness: CorpusFreshness
     lifecycle: CorpusLifecycle

@@ -20,7 +20,7 @@ import attrs
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records.corpus import CorpusDeclaration
-from reward_memory.records.envelope import CLASS_IDS
+from reward_memory.records.envelope import CLASS_IDS, ClassId
 
 __all__ = [
     "HEALTH_REQUEST_SCHEMA_VERSION",
@@ -183,25 +183,8 @@ class CorpusHealth:
     ok: Literal[True] = f.const(True)
     schema_version: Literal["reward_memory_corpus_health_v0"] = f.const(HEALTH_SCHEMA_VERSION)
     corpus_id: str = f.corpus_id()
-    class_id: Literal[
-        "run_bound_reward",
-        "hard_policy",
-        "soft_preference",
-        "procedural_experience",
-        "working_context",
-    ] = f.enum(*CLASS_IDS)
-    health_state: Literal[
-        "wrong_project",
-        "wrong_surface",
-        "unavailable",
-        "empty",
-        "stale",
-        "index_unavailable",
-        "retrieval_failed",
-        "readback_unverified",
-        "applied_verified",
-        "retrieval_verified",
-    ] = f.enum(*HEALTH_STATES)
+    class_id: ClassId = f.enum(*CLASS_IDS)
+    health_state: HealthState = f.enum(*HEALTH_STATES)
     reason_codes: tuple[str, ...] = attrs.field(converter=_reason_list, validator=_one_reason)
     scope_check: ScopeCheck
     freshness_check: FreshnessCheck
