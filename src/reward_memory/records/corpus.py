@@ -123,6 +123,28 @@ class CorpusLifecycle:
     retirement_reason: str | None = f.optional_token()
 
     def __attrs_post_init__(self) -> None:
+        # A lifecycle is consistent or invalid: an active corpus has no successor
+        # and no retirement reason (a "half-retired" corpus would look live), and a
+        # superseded one is not also retired by reason alone.
+        if self.state == "active":
+            if self.superseded_by is not None:
+                raise RecordValidationError(
+                    "an active corpus cannot name a successor",
+                    path="$.superseded_by",
+                    code="invalid_state",
+                )
+            if self.retirement_reason is not None:
+                raise RecordValidationError(
+                    "an active corpus cannot carry a retirement reason",
+                    path="$.retirement_reason",
+                    code="invalid_state",
+                )
+        if self.state == "superseded" and self.retirement_reason is not None:
+            raise RecordValidationError(
+                "a superseded corpus carries no retirement reason (retire it instead)",
+                path="$.retirement_reason",
+                code="invalid_state",
+            )
         if self.state == "superseded" and self.superseded_by is None:
             raise RecordValidationError(
                 "a superseded corpus names the corpus that superseded it",
