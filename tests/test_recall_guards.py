@@ -125,7 +125,7 @@ CASES: list[
         {"scope": _scope(peer_ref="peer:alice")},
         {"peer_ref": "peer:bob"},
         {"peer_ref": "peer:alice"},
-        {},
+        {"actor_peer_id": "peer:alice"},
         ("peer_ref_scope_mismatch", "read_authority_peer_ref_scope_mismatch"),
     ),
     (
@@ -282,7 +282,7 @@ CASES: list[
         {"scope": _scope(peer_ref="peer:alice")},
         {"peer_ref": "peer:alice"},
         {},
-        {},
+        {"actor_peer_id": "peer:alice"},
         ("read_authority_peer_ref_mismatch",),
     ),
     (
@@ -364,6 +364,81 @@ CASES: list[
         {},
         {},
         ("provider_binding_scope_digest_mismatch",),
+    ),
+    # Identity scope (issue: "a corpus scoped to a user, peer or session binds recall
+    # to exactly that identity: a binding (or checkpoint) for another peer is blocked
+    # before the provider with a reason code, whatever its URI looks like").
+    (
+        "peer_corpus_binding_without_actor",
+        {"scope": _scope(peer_ref="peer:alice")},
+        {"peer_ref": "peer:alice"},
+        {"peer_ref": "peer:alice"},
+        {},
+        ("provider_binding_actor_peer_missing",),
+    ),
+    (
+        "peer_corpus_binding_for_another_peer",
+        {"scope": _scope(peer_ref="peer:alice")},
+        {"peer_ref": "peer:alice"},
+        {"peer_ref": "peer:alice"},
+        {"actor_peer_id": "peer:bob"},
+        ("provider_binding_peer_scope_mismatch",),
+    ),
+    (
+        "peer_corpus_uri_of_another_peer",
+        {"scope": _scope(peer_ref="alice"), "provider_scope_ref_digest": None},
+        {"peer_ref": "alice"},
+        {"peer_ref": "alice"},
+        {"scope_ref": "viking://accounts/a/peers/bob/policy", "actor_peer_id": "alice"},
+        ("provider_binding_actor_peer_mismatch", "provider_binding_peer_scope_mismatch"),
+    ),
+    (
+        "actor_peer_nothing_asks_for",
+        {},
+        {},
+        {},
+        {"actor_peer_id": "peer:bob"},
+        ("provider_binding_actor_peer_unscoped",),
+    ),
+    (
+        "dot_segments_in_scope_ref",
+        {"provider_scope_ref_digest": None},
+        {},
+        {},
+        {"scope_ref": "viking://accounts/a/peers/alice/..", "actor_peer_id": "alice"},
+        ("provider_binding_scope_ref_ambiguous",),
+    ),
+    (
+        "single_dot_segment_in_scope_ref",
+        {"provider_scope_ref_digest": None},
+        {},
+        {},
+        {"scope_ref": "viking://accounts/a/./policy"},
+        ("provider_binding_scope_ref_ambiguous",),
+    ),
+    (
+        "two_peer_segments_in_scope_ref",
+        {"provider_scope_ref_digest": None},
+        {},
+        {},
+        {"scope_ref": "viking://accounts/a/peers/alice/peers/bob", "actor_peer_id": "alice"},
+        ("provider_binding_scope_ref_ambiguous",),
+    ),
+    (
+        "request_names_another_peer_than_the_binding",
+        {"provider_scope_ref_digest": None},
+        {"peer_ref": "bob"},
+        {},
+        {"scope_ref": "viking://accounts/a/peers/alice/policy", "actor_peer_id": "alice"},
+        ("provider_binding_request_peer_mismatch",),
+    ),
+    (
+        "checkpoint_for_another_peer_than_the_binding",
+        {"provider_scope_ref_digest": None},
+        {},
+        {"peer_ref": "bob"},
+        {"scope_ref": "viking://accounts/a/peers/alice/policy", "actor_peer_id": "alice"},
+        ("provider_binding_checkpoint_peer_mismatch",),
     ),
 ]
 
@@ -536,6 +611,7 @@ def test_everything_at_once_keeps_the_fixed_order() -> None:
         "provider_binding_provider_mismatch",
         "provider_binding_scope_digest_mismatch",
         "provider_binding_actor_peer_mismatch",
+        "provider_binding_peer_scope_mismatch",
     )
     provider = InMemoryProvider()
     session = recall(
@@ -572,7 +648,10 @@ def test_peer_of_scope_ref(scope_ref: str, peer: str | None) -> None:
 def test_empty_peer_segment_never_matches() -> None:
     declared = corpus(provider_scope_ref_digest=None)
     bound = binding(scope_ref="viking://accounts/a/peers//x", actor_peer_id="alice")
-    assert binding_reasons(bound, declared) == ("provider_binding_actor_peer_mismatch",)
+    assert binding_reasons(bound, declared) == (
+        "provider_binding_actor_peer_mismatch",
+        "provider_binding_scope_ref_ambiguous",
+    )
 
 
 def test_provider_scope_carries_only_the_explicit_peer() -> None:

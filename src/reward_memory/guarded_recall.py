@@ -43,7 +43,13 @@ import attrs
 
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.grammars import parse_timestamp, utc_now
-from reward_memory.guards.recall import binding_reasons, request_reasons
+from reward_memory.guards.recall import (
+    RECORDED_MISMATCH,
+    actor_peer_reasons,
+    binding_reasons,
+    packet_reasons,
+    request_reasons,
+)
 from reward_memory.records._memo import check_token_memo
 from reward_memory.records._plain import from_plain
 from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
@@ -228,6 +234,7 @@ def build_recall_request(
         if type(binding) is not ProviderBinding:
             _require(binding, ProviderBinding, "binding")
         reasons += binding_reasons(binding, corpus)
+        reasons += actor_peer_reasons(binding, corpus, request, checkpoint)
     return _request_packet(request, corpus, checkpoint, reasons)
 
 
@@ -482,20 +489,26 @@ def execute_recall(
     provider: Provider,
     now: datetime | None = None,
 ) -> RecallSession:
-    """Run a guarded request packet against ``provider`` through ``binding``.
+    """Run a request packet against ``provider`` through ``binding``.
 
-    The packet's guard is trusted as built by :func:`build_recall_request`; the
-    binding is checked against the packet's corpus here (reason codes appended
-    when the packet did not already carry them). Blocked: zero provider calls.
+    The packet is data (built by a caller, loaded with :func:`wire.load`,
+    replayed by a hook), so its recorded guard is never trusted: every guard
+    (request, checkpoint, freshness, identity, the mode's query cap, the limit,
+    the binding) is re-derived from the packet's content here
+    (:func:`reward_memory.guards.recall.packet_reasons`). Any derived reason
+    blocks, and so does a recorded verdict that disagrees with the derived one
+    (``recorded_guard_verdict_mismatch``). Blocked: zero provider calls.
     """
     _require(packet, RecallRequestPacket, "packet")
     _require(binding, ProviderBinding, "binding")
     _require_provider(provider)
-    reasons = packet.guard.reason_codes
-    extra = tuple(r for r in binding_reasons(binding, packet.corpus) if r not in reasons)
-    if extra:
-        packet = _reblocked(packet, reasons + extra)
-    return _execute(packet, binding, provider, _check_now(now))
+    moment = _check_now(now)
+    reasons = packet_reasons(packet, binding)
+    if reasons:
+        packet = _reblocked(packet, reasons)
+    elif not packet.guard.passed:  # pragma: no cover - packet_reasons reports the mismatch
+        packet = _reblocked(packet, (RECORDED_MISMATCH,))
+    return _execute(packet, binding, provider, moment)
 
 
 def _require_provider(provider: object) -> None:
@@ -506,8 +519,15 @@ def _require_provider(provider: object) -> None:
 
 
 def _reblocked(packet: RecallRequestPacket, reasons: tuple[str, ...]) -> RecallRequestPacket:
-    guard = RecallGuard(passed=False, reason_codes=reasons)
-    return attrs.evolve(packet, status="guard_blocked", guard=guard)
+    # Trusted: the packet was validated when built and the reasons are the
+    # guard's fixed tokens; only the verdict changes.
+    return trusted_request_packet(
+        status="guard_blocked",
+        corpus=packet.corpus,
+        request=packet.request,
+        read_authority_checkpoint=packet.read_authority_checkpoint,
+        guard=trusted_guard(passed=False, reason_codes=reasons),
+    )
 
 
 def recall(

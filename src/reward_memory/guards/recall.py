@@ -20,11 +20,27 @@ is collected (the guard does not stop at the first), in this fixed order:
 10. provider binding (differs from the original, which raised instead):
     ``provider_binding_corpus_mismatch``, ``provider_binding_provider_mismatch``,
     ``provider_binding_scope_digest_mismatch``,
-    ``provider_binding_actor_peer_missing``, ``provider_binding_actor_peer_mismatch``
+    ``provider_binding_actor_peer_missing``, ``provider_binding_actor_peer_mismatch``,
+    then ours: ``provider_binding_peer_scope_mismatch`` (a peer-scoped corpus
+    served as, or under the URI of, another peer), ``provider_binding_actor_peer_unscoped``
+    (an actor peer that neither the corpus nor the URI names),
+    ``provider_binding_scope_ref_ambiguous`` (dot segments, empty inner segments,
+    two ``/peers/`` segments), ``provider_binding_request_peer_mismatch`` and
+    ``provider_binding_checkpoint_peer_mismatch`` (the request or checkpoint
+    names another peer than the binding acts as)
 
 Steps 1-9 reproduce the original's order exactly (reference §7.1). A binding
 whose ``scope_ref`` is under ``/peers/<peer>/`` must carry exactly that
 ``actor_peer_id``; the peer is never inferred from the URI for the provider call.
+A corpus whose scope sets ``peer_ref`` binds recall to exactly that peer,
+whatever the URI looks like (a ref ``peer:alice`` names the provider peer
+``alice``, see :func:`peer_matches`).
+
+A packet that arrives as data is re-guarded by :func:`packet_reasons`: all of
+the above from the packet's content, plus the structural
+``query_count_outside_mode`` and ``limit_out_of_range``, and
+``recorded_guard_verdict_mismatch`` when the recorded verdict disagrees. A
+guard verdict is never read from data (DESIGN.md §4).
 
 What depends only on the corpus (its class and lifecycle verdicts, the identity
 fields it sets, its surfaces, its freshness mode) is derived once per
@@ -39,18 +55,35 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.records.corpus import CorpusDeclaration
-from reward_memory.records.recall import ProviderBinding
+from reward_memory.records.recall import (
+    MAX_LIMIT,
+    QUERY_BOUNDS,
+    FreshnessContext,
+    ProviderBinding,
+)
 
 if TYPE_CHECKING:
-    from reward_memory.records.recall import ReadAuthorityCheckpoint, RecallRequest
+    from reward_memory.records.recall import (
+        NormalizedRecallRequest,
+        ReadAuthorityCheckpoint,
+        RecallRequest,
+        RecallRequestPacket,
+    )
 
 __all__ = [
     "BINDING_REASON_CODES",
     "IDENTITY_FIELDS",
+    "RECORDED_MISMATCH",
+    "STRUCTURE_REASON_CODES",
+    "actor_peer_reasons",
     "binding_reasons",
+    "packet_reasons",
+    "peer_matches",
     "peer_of_scope_ref",
     "recall_reasons",
     "request_reasons",
+    "scope_ref_ambiguous",
+    "structure_reasons",
 ]
 
 IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
@@ -65,13 +98,25 @@ _CHECKPOINT_KEYS: Final = (
     "read_authority",
 )
 _PEERS: Final = "/peers/"
+_PEER_PREFIX: Final = "peer:"
 BINDING_REASON_CODES: Final = (
     "provider_binding_corpus_mismatch",
     "provider_binding_provider_mismatch",
     "provider_binding_scope_digest_mismatch",
     "provider_binding_actor_peer_missing",
     "provider_binding_actor_peer_mismatch",
+    "provider_binding_peer_scope_mismatch",
+    "provider_binding_actor_peer_unscoped",
+    "provider_binding_scope_ref_ambiguous",
+    "provider_binding_request_peer_mismatch",
+    "provider_binding_checkpoint_peer_mismatch",
 )
+STRUCTURE_REASON_CODES: Final = ("query_count_outside_mode", "limit_out_of_range")
+RECORDED_MISMATCH: Final = "recorded_guard_verdict_mismatch"
+# What a packet guarded without a binding may lack (and the actor-peer reasons,
+# which only a binding can produce).
+_STRUCTURE_AND_BINDING: Final = frozenset({*BINDING_REASON_CODES, *STRUCTURE_REASON_CODES})
+_NO_FRESHNESS: Final = FreshnessContext(source_truth_current=False)
 
 
 _MEMO_SIZE: Final = 256
@@ -152,7 +197,9 @@ def _view(corpus: CorpusDeclaration) -> _CorpusView:
 
 
 def request_reasons(
-    request: RecallRequest, corpus: CorpusDeclaration, checkpoint: ReadAuthorityCheckpoint
+    request: RecallRequest | NormalizedRecallRequest,
+    corpus: CorpusDeclaration,
+    checkpoint: ReadAuthorityCheckpoint,
 ) -> tuple[str, ...]:
     """The request guard of reference §7.1, every reason in its fixed order."""
     view = _view(corpus)
@@ -174,7 +221,9 @@ def request_reasons(
         add("surface_scope_mismatch")
     if request.conflict_state != "clear":
         add("unresolved_conflict")
-    context = request.freshness_context
+    # A request packet loaded from data may carry no freshness observations: then
+    # nothing proves freshness, and every freshness mode fails closed.
+    context = request.freshness_context or _NO_FRESHNESS
     if view.current_bound and not context.source_truth_current:
         add("source_truth_not_current")
     if view.revision_bound and context.source_revision != view.source_revision:
@@ -254,6 +303,30 @@ def binding_reasons(binding: ProviderBinding, corpus: CorpusDeclaration) -> tupl
     return reasons
 
 
+def peer_matches(peer_ref: str, provider_peer: str) -> bool:
+    """Whether a scope's ``peer_ref`` names the provider peer ``provider_peer``.
+
+    Scopes spell identities as refs (``peer:alice``), providers as bare ids
+    (``alice``): a ref matches its own bare id, or the identical string.
+    """
+    return peer_ref == provider_peer or peer_ref == _PEER_PREFIX + provider_peer
+
+
+def scope_ref_ambiguous(scope_ref: str) -> bool:
+    """Whether a scope URI could name another place than it reads as.
+
+    Dot segments, percent-escapes, backslashes, empty inner segments and more
+    than one ``/peers/`` segment let a URI that *looks* like one identity's
+    scope resolve to another's; such a binding is refused, not interpreted.
+    """
+    if "%" in scope_ref or "\\" in scope_ref or scope_ref.count(_PEERS) > 1:
+        return True
+    _, sep, path = scope_ref.partition("://")
+    segments = (path if sep else scope_ref).split("/")
+    inner = segments[1:-1] if len(segments) > 2 else []
+    return any(seg in (".", "..") for seg in segments) or "" in inner
+
+
 def _binding_reasons(binding: ProviderBinding, corpus: CorpusDeclaration) -> tuple[str, ...]:
     reasons: list[str] = []
     if binding.corpus_id != corpus.corpus_id:
@@ -263,13 +336,90 @@ def _binding_reasons(binding: ProviderBinding, corpus: CorpusDeclaration) -> tup
     declared = corpus.provider_scope_ref_digest
     if declared is not None and not _scope_digest_matches(binding.scope_ref, declared):
         reasons.append("provider_binding_scope_digest_mismatch")
-    peer = peer_of_scope_ref(binding.scope_ref)
-    if peer is not None:
-        if binding.actor_peer_id is None:
-            reasons.append("provider_binding_actor_peer_missing")
-        elif binding.actor_peer_id != peer:
-            reasons.append("provider_binding_actor_peer_mismatch")
+    actor = binding.actor_peer_id
+    uri_peer = peer_of_scope_ref(binding.scope_ref)
+    corpus_peer = corpus.scope.peer_ref
+    if (uri_peer is not None or corpus_peer is not None) and actor is None:
+        reasons.append("provider_binding_actor_peer_missing")
+    if uri_peer is not None and actor is not None and actor != uri_peer:
+        reasons.append("provider_binding_actor_peer_mismatch")
+    # A peer-scoped corpus binds recall to exactly its peer: the binding acts as
+    # that peer and its URI names no other, whatever the URI otherwise looks like.
+    if corpus_peer is not None and (
+        (actor is not None and not peer_matches(corpus_peer, actor))
+        or (uri_peer is not None and not peer_matches(corpus_peer, uri_peer))
+    ):
+        reasons.append("provider_binding_peer_scope_mismatch")
+    if actor is not None and uri_peer is None and corpus_peer is None:
+        # An actor identity nothing in the corpus or the scope asks for.
+        reasons.append("provider_binding_actor_peer_unscoped")
+    if scope_ref_ambiguous(binding.scope_ref):
+        reasons.append("provider_binding_scope_ref_ambiguous")
     return tuple(reasons)
+
+
+def actor_peer_reasons(
+    binding: ProviderBinding,
+    corpus: CorpusDeclaration,
+    request: RecallRequest | NormalizedRecallRequest,
+    checkpoint: ReadAuthorityCheckpoint,
+) -> tuple[str, ...]:
+    """The request and checkpoint name no other peer than the one the binding acts as.
+
+    Only where the corpus itself sets no ``peer_ref`` (the request guard checks
+    that case): a binding acting as peer P under a ``/peers/P/`` scope cannot
+    serve a request, or a checkpoint, that names peer Q.
+    """
+    actor = binding.actor_peer_id
+    if actor is None or corpus.scope.peer_ref is not None:
+        return ()
+    reasons: list[str] = []
+    if request.peer_ref is not None and not peer_matches(request.peer_ref, actor):
+        reasons.append("provider_binding_request_peer_mismatch")
+    if checkpoint.peer_ref is not None and not peer_matches(checkpoint.peer_ref, actor):
+        reasons.append("provider_binding_checkpoint_peer_mismatch")
+    return tuple(reasons)
+
+
+def structure_reasons(request: RecallRequest | NormalizedRecallRequest) -> tuple[str, ...]:
+    """The mode's query cap and the limit, re-checked on whatever the request claims.
+
+    The records refuse these shapes when built; this is the seam's own check on
+    the packet it acts on (a packet is data, and a guard is never read from data).
+    """
+    reasons: list[str] = []
+    low, high = QUERY_BOUNDS.get(request.mode, (1, 0))
+    if not low <= len(request.queries) <= high:
+        reasons.append("query_count_outside_mode")
+    limit = request.limit
+    if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
+        reasons.append("limit_out_of_range")
+    return tuple(reasons)
+
+
+def packet_reasons(packet: RecallRequestPacket, binding: ProviderBinding) -> tuple[str, ...]:
+    """Re-derive the whole verdict of a request packet from its content, with ``binding``.
+
+    Request (scope, identity, surface, conflict, freshness, checkpoint), the
+    mode's query cap and the limit, then the binding. When the packet's
+    recorded verdict is neither this nor this without the binding part (a packet
+    guarded without a binding), ``recorded_guard_verdict_mismatch`` is appended:
+    a recorded verdict that disagrees with the derived one blocks.
+    """
+    request = packet.request
+    corpus = packet.corpus
+    checkpoint = packet.read_authority_checkpoint
+    own = request_reasons(request, corpus, checkpoint) + structure_reasons(request)
+    bound = binding_reasons(binding, corpus) + actor_peer_reasons(
+        binding, corpus, request, checkpoint
+    )
+    derived = own + bound
+    recorded = packet.guard.reason_codes
+    recorded_own = tuple(r for r in recorded if r not in _STRUCTURE_AND_BINDING)
+    derived_own = tuple(r for r in own if r not in _STRUCTURE_AND_BINDING)
+    if recorded_own != derived_own or not set(recorded) <= set(derived):
+        return (*derived, RECORDED_MISMATCH)
+    return derived
 
 
 def recall_reasons(
@@ -282,4 +432,8 @@ def recall_reasons(
     reasons = request_reasons(request, corpus, checkpoint)
     if binding is None:
         return reasons
-    return reasons + binding_reasons(binding, corpus)
+    return (
+        reasons
+        + binding_reasons(binding, corpus)
+        + actor_peer_reasons(binding, corpus, request, checkpoint)
+    )

@@ -345,6 +345,44 @@ class NormalizedRecallRequest:
     query_evidence: tuple[QueryEvidence, ...] = attrs.field(
         converter=_evidence, validator=_records_of(QueryEvidence)
     )
+    # Ours (absent in the original's packet): the freshness observations the guard
+    # judged, so a seam that acts on this packet can re-derive the whole verdict.
+    # A packet without them proves no freshness and is blocked on execution.
+    freshness_context: FreshnessContext | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(attrs.validators.instance_of(FreshnessContext)),
+    )
+
+    def __attrs_post_init__(self) -> None:
+        # Structural invariants hold for every packet, however it was built: the
+        # mode's query bounds, and evidence that is the digest of each query.
+        low, high = QUERY_BOUNDS[self.mode]
+        if not low <= len(self.queries) <= high:
+            raise RecordValidationError(
+                f"{self.mode} requires between {low} and {high} queries",
+                path="$.queries",
+                code="invalid_value",
+            )
+        evidence = self.query_evidence
+        if len(evidence) != len(self.queries):
+            raise RecordValidationError(
+                "query_evidence has one entry per query",
+                path="$.query_evidence",
+                code="invalid_value",
+            )
+        for index, (query, seen) in enumerate(zip(self.queries, evidence, strict=True)):
+            if seen.query_digest != short_digest(query.query):
+                raise RecordValidationError(
+                    "query_digest is not the digest of the query",
+                    path=f"$.query_evidence[{index}].query_digest",
+                    code="invalid_value",
+                )
+            if seen.query_summary != query.query_summary:
+                raise RecordValidationError(
+                    "query_summary differs from the query's summary",
+                    path=f"$.query_evidence[{index}].query_summary",
+                    code="invalid_value",
+                )
 
     @classmethod
     def of(cls, request: RecallRequest) -> NormalizedRecallRequest:
@@ -370,6 +408,7 @@ class NormalizedRecallRequest:
             session_ref=request.session_ref,
             query_kind=request.query_kind,
             query_evidence=request.query_evidence,
+            freshness_context=request.freshness_context,
         )
 
 
