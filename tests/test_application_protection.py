@@ -11,6 +11,7 @@ current-artifact verification.
 
 from __future__ import annotations
 
+import collections
 import copy
 import functools
 import json
@@ -196,6 +197,48 @@ def test_ignored_with_a_different_value_fails(base: Any, output: Any) -> None:
     result = _apply(base, lambda view, items: _decision(items, outcome="ignored", output=output))
     assert result.status == "failed"
     assert result.output is base
+
+
+def _shared() -> dict[str, Any]:
+    files = ["a.py"]
+    return {"a": files, "b": files}
+
+
+def _cyclic() -> list[Any]:
+    cyclic: list[Any] = ["a.py"]
+    cyclic.append(cyclic)
+    return cyclic
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: collections.defaultdict(list, {"files": ["a.py"]}),
+        lambda: {("tuple", "key"): ["a.py"], 1: {"nested": [1, 2]}},
+        lambda: functools.reduce(lambda inner, _: [inner], range(200), ["deep"]),
+        _shared,
+        _cyclic,
+    ],
+    ids=["dict-subclass", "odd-keys", "deep", "shared", "cyclic"],
+)
+def test_any_copyable_base_is_copied_and_left_alone(make: Any) -> None:
+    """Whatever its shape, the callback's edits land on its own copy."""
+    base = make()
+    before = repr(base)
+    seen: list[Any] = []
+
+    def model(view: Any, items: Any) -> Any:
+        seen.append(view)
+        target = view if isinstance(view, list) else next(iter(view.values()))
+        target.append("evil.py")
+        raise RuntimeError("after editing")
+
+    result = _apply(base, model)
+    assert result.status == "failed"
+    assert result.output is base
+    assert seen[0] is not base
+    assert type(seen[0]) is type(base)
+    assert repr(base) == before
 
 
 def test_a_base_that_cannot_be_copied_fails_open_without_calling_the_model() -> None:

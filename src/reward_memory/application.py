@@ -20,7 +20,8 @@ callback raises, or returns an invalid decision        ``failed``               
 
 The base output is the caller's, and nothing the callback does can change it:
 the callback gets a deep copy of it (built-in immutable scalars are passed as
-they are) and the items as a tuple of frozen records. Every status but
+they are; plain JSON-like data is copied by a fast path, anything else by
+:func:`copy.deepcopy`) and the items as a tuple of frozen records. Every status but
 ``applied`` hands back the caller's own base object, untouched, whatever the
 callback did to its copy (mutated it and raised, mutated it and answered
 ``ignored``, ...). A base that cannot be deep-copied is never shown to the
@@ -47,7 +48,8 @@ over 500 characters (compacted), or not public-safe.
 
 The receipt never holds raw provider content: memory refs are hashed
 (``sha256(raw ref)[:16]``, sorted, de-duplicated), and only for a valid decision.
-Nothing here raises for a model or provider problem; an invalid
+Nothing here raises for a model or provider problem (a callback's
+``KeyboardInterrupt`` or ``SystemExit`` is not a model problem and propagates); an invalid
 ``application_id`` or ``artifact_ref`` (not a token) is a programmer error and
 raises :class:`~reward_memory.errors.RecordValidationError`.
 """
@@ -100,6 +102,7 @@ _SUMMARY_INPUT_LIMIT: Final = 8 * _SUMMARY_LIMIT
 # Values deepcopy hands back as they are (immutable): no copy, no memo entry.
 _SHARED: Final = frozenset({str, int, float, bool, type(None), bytes, complex})
 _CONTAINERS: Final = frozenset({dict, list, tuple})
+_PLAIN_DEPTH: Final = 64
 _IDENTITY_EQ: Final[Any] = object.__eq__
 
 
@@ -107,10 +110,46 @@ class _Invalid(Exception):
     """A model decision that does not hold (turned into a ``failed`` receipt)."""
 
 
+class _NotPlain(Exception):
+    """A value the plain-data fast path does not copy (deepcopy does)."""
+
+
+def _plain_copy(value: Any, depth: int) -> Any:
+    """A copy of JSON-like data (exact dict / list / tuple of scalars), without deepcopy's
+    per-object memo; anything else, or nesting deeper than 64, is left to deepcopy."""
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if depth > _PLAIN_DEPTH:
+        raise _NotPlain
+    if kind is dict:
+        return {
+            key if type(key) is str else _key(key): _plain_copy(item, depth + 1)
+            for key, item in value.items()
+        }
+    if kind is list:
+        return [_plain_copy(item, depth + 1) for item in value]
+    if kind is tuple:
+        return tuple(_plain_copy(item, depth + 1) for item in value)
+    raise _NotPlain
+
+
+def _key(key: Any) -> Any:
+    if type(key) in _SHARED:
+        return key
+    raise _NotPlain
+
+
 def _private_copy(base_output: Any) -> tuple[Any, dict[int, Any]]:
-    """The callback's copy of the base, and deepcopy's memo (original id -> copy)."""
-    if type(base_output) in _SHARED:
-        return base_output, {}
+    """The callback's copy of the base, and deepcopy's memo (original id -> copy).
+
+    Plain data takes a fast path (it holds nothing that compares by identity, so
+    it needs no memo); everything else goes through :func:`copy.deepcopy`.
+    """
+    try:
+        return _plain_copy(base_output, 0), {}
+    except _NotPlain:
+        pass
     memo: dict[int, Any] = {}
     return copy.deepcopy(base_output, memo), memo
 
