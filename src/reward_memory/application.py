@@ -5,53 +5,48 @@
 ``ignored`` or ``refuted``, the output, the memory refs it relied on, a compact
 reasoning summary, and whether it verified the current artifact (reference §7.5):
 
-=====================================================  =========================  ======
-situation                                              status (= receipt outcome)  output
-=====================================================  =========================  ======
-recall not ``completed`` (or no items)                 ``not_available``           base
-no callback                                            ``available_not_applied``   base
-base output cannot be deep-copied (callback not        ``failed``                  base
-called; summary ``application_base_output_not_
-copyable``)
-callback raises, or returns an invalid decision        ``failed``                  base
-``ignored`` / ``refuted``                              the decision's outcome      base
-``applied``                                            ``applied``                 its output
-=====================================================  =========================  ======
+===============================================  ==========================  ==========
+situation                                        status (= receipt outcome)  output
+===============================================  ==========================  ==========
+recall not ``completed`` (or no items)           ``not_available``           base
+no callback                                      ``available_not_applied``   base
+base output cannot be copied (model not called)  ``failed``                  base
+callback raises, or returns an invalid decision  ``failed``                  base
+valid ``ignored`` / ``refuted``                  the decision's outcome      base
+valid ``applied``                                ``applied``                 its output
+===============================================  ==========================  ==========
 
-The base output is the caller's, and nothing the callback does can change it:
-the callback gets a deep copy of it (built-in immutable scalars are passed as
-they are; plain JSON-like data is copied by a fast path, anything else by
-:func:`copy.deepcopy`) and the items as a tuple of frozen records. Every status but
-``applied`` hands back the caller's own base object, untouched, whatever the
-callback did to its copy (mutated it and raised, mutated it and answered
-``ignored``, ...). A base that cannot be deep-copied is never shown to the
-callback: the application fails open as ``failed`` without calling it (passing
-the original would let the callback change the caller's object).
+The callback cannot change what the caller gets back. It gets a deep copy of
+the base (immutable scalars as they are, plain JSON-like data by a fast path,
+anything else by :func:`copy.deepcopy`) and the items as a tuple of frozen
+records; every status but ``applied`` hands back the caller's own base object,
+whatever the callback did to its copy. A base that cannot be copied is never
+shown to the callback (the original could be changed): ``failed``, with the
+summary ``application_base_output_not_copyable``.
 
-"Unchanged" is judged by value against the original base, never by identity:
-built-in containers (dict, list, tuple) are compared element by element with
-exact types (``1`` is not ``True`` or ``1.0``), anything else by its own
-``==``; an object of a type without value equality counts as unchanged only as
-the very copy the callback was given. A comparison that raises makes the
-decision invalid. ``fail_open_preserved_base`` is that judgement.
+"Unchanged" is judged by value against the original base, not by identity:
+dict, list and tuple element by element with exact types (``1`` is not
+``True`` or ``1.0``), anything else by its own ``==``; an object without value
+equality equals only the copy the callback was given. A comparison that raises
+makes the decision invalid. ``fail_open_preserved_base`` is that judgement.
 
-A decision is invalid when: it is neither a mapping nor a :class:`ModelDecision`
-(reading it raises: a key or property that raises, ``keys`` that raise, ...);
-a key is missing or unknown; the outcome is not the exact string applied,
-ignored or refuted; ``memory_refs`` is not a list (or tuple) of strings naming
-items of *this* recall (by raw ``memory_ref`` or opaque ``provider_ref``, as
-the session knew them before the callback ran); ``current_artifact_verified`` is
-not a real boolean; ``applied`` names no ref or lacks current-artifact
-verification; ``ignored``/``refuted`` changes the output; the output cannot be
-compared with the base; or the reasoning summary is not a string, is empty,
-over 500 characters (compacted), or not public-safe.
+A decision is invalid when: it is neither a mapping nor a :class:`ModelDecision`,
+or reading it raises (each field is read once); a key is missing or unknown;
+the outcome is not exactly the string applied, ignored or refuted;
+``memory_refs`` is not a list (or tuple) of strings naming items of *this*
+recall (raw ``memory_ref`` or opaque ``provider_ref``, resolved as the session
+knew them before the call); ``current_artifact_verified`` is not a real
+boolean; ``applied`` names no ref or lacks current-artifact verification;
+``ignored``/``refuted`` changes the output; the output cannot be compared with
+the base; or the reasoning summary is not a string, is empty, is over 500
+characters compacted, or is not public-safe.
 
 The receipt never holds raw provider content: memory refs are hashed
-(``sha256(raw ref)[:16]``, sorted, de-duplicated), and only for a valid decision.
-Nothing here raises for a model or provider problem (a callback's
-``KeyboardInterrupt`` or ``SystemExit`` is not a model problem and propagates); an invalid
-``application_id`` or ``artifact_ref`` (not a token) is a programmer error and
-raises :class:`~reward_memory.errors.RecordValidationError`.
+(``sha256(raw ref)[:16]``, sorted, de-duplicated), and only for a valid
+decision. Nothing here raises for a model or provider problem (a callback's
+``KeyboardInterrupt`` or ``SystemExit`` is no model problem: it propagates);
+an invalid ``application_id`` or ``artifact_ref`` (not a token) is a programmer
+error and raises :class:`~reward_memory.errors.RecordValidationError`.
 """
 
 from __future__ import annotations
