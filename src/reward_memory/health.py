@@ -171,9 +171,9 @@ def _state(
     return "retrieval_verified", "verified_result_not_yet_applied"
 
 
-def _check_now(now: object) -> datetime | None:
+def _check_now(now: object) -> datetime:
     if now is None:
-        return None
+        return utc_now()
     if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
         raise RecordValidationError(
             "now must be an aware datetime (UTC)", path="$.now", code="wrong_type"
@@ -230,7 +230,7 @@ def classify_health(
     requested_surface: str | None = None,
     now: datetime | None = None,
 ) -> CorpusHealth:
-    """Classify one corpus from one observation (reference §4); pure and deterministic.
+    """Classify one corpus from one observation at ``now`` (reference §4); pure, deterministic.
 
     Args:
         corpus: the corpus declaration.
@@ -249,7 +249,7 @@ def classify_health(
         RecordValidationError: ``now`` is not an aware datetime (``$.now``), or
             an override is not a token / surface id.
     """
-    now = _check_now(now)
+    at = _check_now(now)
     if requested_project_ref is not None:
         observation = attrs.evolve(
             observation,
@@ -262,7 +262,6 @@ def classify_health(
         )
     declared = corpus.freshness.source_revision
     revision_matches = declared is None or observation.current_source_revision == declared
-    at = utc_now() if now is None else now
     window = _window(corpus, observation, at)
     pipeline = _pipeline(corpus, observation, at)
     state, reason = _state(corpus, observation, (revision_matches, window), pipeline)
