@@ -417,6 +417,17 @@ def test_weird_decisions_fail_open_and_never_raise(case: str) -> None:
     _assert_honest(result)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_an_async_callback_fails_open_without_a_dangling_coroutine() -> None:
+    async def model(view: Any, items: tuple[RecallItem, ...]) -> Any:
+        return _decision(items)
+
+    base = _nested()
+    result = _apply(base, model)
+    assert result.status == "failed"
+    assert result.output is base
+
+
 def test_a_mapping_that_changes_between_reads_is_read_once() -> None:
     """Whatever it answers, the receipt is consistent with one reading of it."""
     result = _apply(_nested(), lambda view, items: _MappingThat(_decision(items), "changes"))

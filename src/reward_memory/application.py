@@ -54,6 +54,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
@@ -194,6 +195,9 @@ def _decision_fields(decision: Any) -> tuple[Any, Any, Any, Any, Any]:
             decision.reasoning_summary,
             decision.current_artifact_verified,
         )
+    if inspect.iscoroutine(decision):
+        decision.close()  # an async callback: never awaited here, so close it quietly
+        raise _Invalid
     if (
         not isinstance(decision, Mapping)
         or len(decision) != len(_DECISION_KEYS)
