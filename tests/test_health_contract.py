@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reward_memory import schemas, wire
@@ -279,6 +279,47 @@ def test_memory_never_read_back_is_not_eligible() -> None:
     assert health.health_state == "retrieval_verified"  # reference §4 precedence, unchanged
     assert health.may_apply_memory is False
     assert wire.load(wire.dump(health)) == health
+
+
+@settings(max_examples=25)
+@given(st.lists(st.none() | st.integers(-3, 3), min_size=1, max_size=6))
+def test_health_counts_exactly_what_recall_would_serve(offsets: list[int | None]) -> None:
+    """Health and recall judge expiry alike at the same ``now``: the present-and-fresh
+    count is the number of items recall serves, and eligibility follows it."""
+    import _recall_support as rs
+    from reward_memory.guarded_recall import recall
+    from reward_memory.testing import InMemoryProvider
+
+    provider = InMemoryProvider()
+    expiries = [None if m is None else _at(timedelta(minutes=m)) for m in offsets]
+    for index, expires_at in enumerate(expiries):
+        rs.store(provider, rs.active_record(index, expires_at=expires_at))
+    session = recall(
+        rs.request(limit=8),
+        corpus=rs.corpus(),
+        checkpoint=rs.checkpoint(),
+        binding=rs.binding(),
+        provider=provider,
+        now=NOW,
+    )
+    inventory = provider.inventory(scope=rs.scope_of(rs.binding()))
+    observation = HealthObservation(
+        requested_project_ref=rs.PROJECT,
+        requested_surface=rs.SURFACE,
+        freshness_window_satisfied=True,
+        provider_available=inventory.available,
+        corpus_present=inventory.corpus_present,
+        record_count=inventory.record_count,
+        record_expires_at=tuple(e for e in expiries if e is not None),
+        index_present=inventory.index_present,
+        retrieval_query_succeeded=True,
+        result_readback_verified=True,
+        memory_applied_with_receipt=False,
+    )
+    health = classify_health(rs.corpus(), observation, now=NOW)
+    assert health.pipeline.record_count == len(session.items)
+    assert health.may_apply_memory is bool(session.items)
+    assert health.health_state == ("retrieval_verified" if session.items else "empty")
 
 
 @pytest.mark.parametrize("lifecycle", ["superseded", "retired"])
