@@ -199,6 +199,13 @@ def test_ignored_with_a_different_value_fails(base: Any, output: Any) -> None:
     assert result.output is base
 
 
+def _deep() -> list[Any]:
+    nested: list[Any] = ["deep"]
+    for _ in range(200):
+        nested = [nested]
+    return nested
+
+
 def _shared() -> dict[str, Any]:
     files = ["a.py"]
     return {"a": files, "b": files}
@@ -215,7 +222,7 @@ def _cyclic() -> list[Any]:
     [
         lambda: collections.defaultdict(list, {"files": ["a.py"]}),
         lambda: {("tuple", "key"): ["a.py"], 1: {"nested": [1, 2]}},
-        lambda: functools.reduce(lambda inner, _: [inner], range(200), ["deep"]),
+        _deep,
         _shared,
         _cyclic,
     ],

@@ -160,7 +160,7 @@ def test_a_corpus_whose_records_all_expired_is_empty_and_not_eligible() -> None:
     assert health.pipeline.result_readback_verified is False
     assert health.pipeline.memory_applied_with_receipt is False
     assert health.may_apply_memory is False
-    assert wire.load(wire.dump(health)) == health
+    assert wire.load(wire.dump(health), CorpusHealth) == health
 
 
 @pytest.mark.parametrize(
@@ -243,8 +243,8 @@ def test_a_class_recall_refuses_is_never_eligible(class_id: str, applied: bool) 
     health = _classify(_corpus(class_id=class_id), memory_applied_with_receipt=applied)
     assert health.health_state == ("applied_verified" if applied else "retrieval_verified")
     assert health.may_apply_memory is (class_id not in NON_RECALL_CLASSES)
-    assert wire.load(wire.dump(health)) == health
-    if health.may_apply_memory:
+    assert wire.load(wire.dump(health), CorpusHealth) == health
+    if class_id not in NON_RECALL_CLASSES:
         forged = wire.dump(health) | {"class_id": sorted(NON_RECALL_CLASSES)[0]}
         with pytest.raises(RecordValidationError) as info:
             wire.load(forged)
@@ -278,7 +278,7 @@ def test_memory_never_read_back_is_not_eligible() -> None:
     health = _classify(corpus, result_readback_verified=False)
     assert health.health_state == "retrieval_verified"  # reference §4 precedence, unchanged
     assert health.may_apply_memory is False
-    assert wire.load(wire.dump(health)) == health
+    assert wire.load(wire.dump(health), CorpusHealth) == health
 
 
 @settings(max_examples=25)
@@ -338,7 +338,8 @@ def test_an_inactive_corpus_is_never_eligible(lifecycle: str) -> None:
 
 
 def _packet(**changes: Any) -> dict[str, Any]:
-    return wire.dump(_classify(**changes))
+    packet: dict[str, Any] = wire.dump(_classify(**changes))
+    return packet
 
 
 @pytest.mark.parametrize(
@@ -462,7 +463,7 @@ def _scenarios(draw: st.DrawFn) -> tuple[CorpusDeclaration, HealthObservation]:
         provider_available=provider,
         corpus_present=present,
         record_count=count,
-        record_expires_at=draw(st.none() | st.lists(offsets, max_size=count)),
+        record_expires_at=draw(st.none() | st.lists(offsets, max_size=count).map(tuple)),
         index_present=provider and draw(st.booleans()),
         retrieval_query_succeeded=retrieved,
         result_readback_verified=read_back,
@@ -479,9 +480,9 @@ def test_every_accepted_observation_gives_a_packet_that_round_trips(
     health = classify_health(corpus, observation, now=NOW)
     data = wire.dump(health)
     assert schemas.validate(data) == "reward_memory_corpus_health_v0"
-    assert wire.load(data) == health
-    assert health.memory_patch_authority is False
-    assert health.external_write_authorized is False
+    assert wire.load(data, CorpusHealth) == health
+    flags: tuple[bool, ...] = (health.memory_patch_authority, health.external_write_authorized)
+    assert flags == (False, False)
     if health.may_apply_memory:
         assert corpus.class_id not in NON_RECALL_CLASSES
         assert corpus.lifecycle.state == "active"
