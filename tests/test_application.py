@@ -199,7 +199,10 @@ def test_the_callback_sees_base_and_items(provider: Provider) -> None:
 
     apply(BASE, session, application_id="application:6", apply_memory=model)
     ((base, items),) = seen
-    assert base is BASE
+    # "The callback cannot change what the caller gets back": it sees a copy.
+    assert base == BASE
+    assert base is not BASE
+    assert type(items) is tuple
     assert items == session.items
 
 

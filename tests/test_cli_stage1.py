@@ -106,7 +106,8 @@ def test_console_contradictory_input_is_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     error = error_of(result.stdout)
     assert error["error_code"] == "contradictory_observation"
-    assert error["field_path"] == "$.observation.retrieval_query_succeeded"
+    # "provider unavailable with anything later": the first later stage is named.
+    assert error["field_path"] == "$.observation.corpus_present"
     assert "Traceback" not in result.stderr
 
 

@@ -155,6 +155,17 @@ NO_INDEX = CorpusRetrieval(
     index_required=False, readback_required=True, application_receipt_required=True
 )
 TIME_BOUND = CorpusFreshness(mode="time_bound", max_age_seconds=3600)
+# An unreachable provider reports nothing later in the pipeline.
+PROVIDER_DOWN: dict[str, Any] = {
+    "provider_available": False,
+    "corpus_present": False,
+    "record_count": 0,
+    "index_present": False,
+    "retrieval_query_succeeded": False,
+    "result_readback_verified": False,
+}
+# No record: nothing can have been read back.
+EMPTY: dict[str, Any] = {"record_count": 0, "result_readback_verified": False}
 
 RULES: list[tuple[str, dict[str, Any], dict[str, Any], str, str]] = [
     ("1", {}, {"requested_project_ref": "project:other"},
@@ -162,19 +173,15 @@ RULES: list[tuple[str, dict[str, Any], dict[str, Any], str, str]] = [
     ("1-beats-all", {"lifecycle": RETIRED},
      {"requested_project_ref": "project:other", "requested_surface": "other.surface",
       "provider_available": False, "corpus_present": False, "record_count": 0,
-      "retrieval_query_succeeded": False, "result_readback_verified": False},
+      "index_present": False, "retrieval_query_succeeded": False,
+      "result_readback_verified": False},
      "wrong_project", "requested_project_outside_corpus_scope"),
     ("2", {}, {"requested_surface": "content_ops.draft"},
      "wrong_surface", "requested_surface_outside_corpus_scope"),
-    ("2-beats-3", {}, {"requested_surface": "content_ops.draft", "provider_available": False,
-                       "retrieval_query_succeeded": False, "result_readback_verified": False},
+    ("2-beats-3", {}, {"requested_surface": "content_ops.draft", **PROVIDER_DOWN},
      "wrong_surface", "requested_surface_outside_corpus_scope"),
-    ("3", {}, {"provider_available": False, "retrieval_query_succeeded": False,
-               "result_readback_verified": False},
-     "unavailable", "provider_unavailable"),
-    ("3-beats-4", {}, {"provider_available": False, "corpus_present": False, "record_count": 0,
-                       "retrieval_query_succeeded": False, "result_readback_verified": False},
-     "unavailable", "provider_unavailable"),
+    ("3", {}, PROVIDER_DOWN, "unavailable", "provider_unavailable"),
+    ("3-beats-4", {"lifecycle": RETIRED}, PROVIDER_DOWN, "unavailable", "provider_unavailable"),
     ("4", {}, {"corpus_present": False, "record_count": 0, "retrieval_query_succeeded": False,
                "result_readback_verified": False},
      "unavailable", "corpus_missing"),
@@ -182,8 +189,9 @@ RULES: list[tuple[str, dict[str, Any], dict[str, Any], str, str]] = [
                                     "index_present": True, "retrieval_query_succeeded": False,
                                     "result_readback_verified": False},
      "unavailable", "corpus_missing"),
-    ("5", {}, {"record_count": 0}, "empty", "corpus_present_without_records"),
-    ("5-beats-6", {"lifecycle": RETIRED}, {"record_count": 0},
+    ("5", {}, EMPTY, "empty", "corpus_present_without_records"),
+    ("5-beats-6", {"lifecycle": RETIRED}, EMPTY, "empty", "corpus_present_without_records"),
+    ("5-after-a-query-that-ran", {}, {**EMPTY, "retrieval_query_succeeded": True},
      "empty", "corpus_present_without_records"),
     ("6-superseded", {"lifecycle": SUPERSEDED}, {}, "stale", "lifecycle_superseded"),
     ("6-retired", {"lifecycle": RETIRED}, {}, "stale", "lifecycle_retired"),
@@ -295,7 +303,16 @@ def test_health_never_grants_authority_even_when_applied() -> None:
 CONTRADICTIONS: list[tuple[dict[str, Any], str]] = [
     ({"corpus_present": False, "retrieval_query_succeeded": False,
       "result_readback_verified": False}, "record_count"),
-    ({"provider_available": False}, "retrieval_query_succeeded"),
+    # "provider unavailable" with anything later (an unreachable provider has no inventory)
+    ({"provider_available": False}, "corpus_present"),
+    ({"provider_available": False, "corpus_present": False, "record_count": 0},
+     "index_present"),
+    ({**PROVIDER_DOWN, "retrieval_query_succeeded": True}, "retrieval_query_succeeded"),
+    # a verified readback (or an application) of a corpus with no record
+    ({"record_count": 0}, "result_readback_verified"),
+    ({"record_count": 0, "memory_applied_with_receipt": True}, "result_readback_verified"),
+    ({"record_count": 1, "record_expires_at": ["2026-01-01T00:00:00Z"] * 2},
+     "record_expires_at"),
     ({"corpus_present": False, "record_count": 0}, "retrieval_query_succeeded"),
     ({"retrieval_query_succeeded": False}, "result_readback_verified"),
     ({"result_readback_verified": False, "memory_applied_with_receipt": True},
@@ -324,9 +341,13 @@ def test_contradictory_request_names_the_nested_path(changes: dict[str, Any], fi
     )
 
 
-def test_empty_but_read_back_is_not_a_contradiction() -> None:
-    # The reference `empty` fixture keeps retrieval and readback true with zero records.
-    assert _observation(record_count=0).record_count == 0
+def test_empty_after_a_successful_query_is_not_a_contradiction() -> None:
+    """A query may run over an empty corpus; an index may outlive its content."""
+    assert _observation(**EMPTY).retrieval_query_succeeded is True
+    assert _observation(
+        corpus_present=False, record_count=0, index_present=True,
+        retrieval_query_succeeded=False, result_readback_verified=False,
+    ).index_present is True  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -416,9 +437,10 @@ def _scenarios(draw: st.DrawFn) -> tuple[CorpusDeclaration, HealthObservation]:
     )
     corpus = _corpus(lifecycle=lifecycle, freshness=freshness, retrieval=retrieval)
     provider = draw(st.booleans())
-    present = draw(st.booleans())
+    present = provider and draw(st.booleans())
+    count = draw(st.integers(0, 3)) if present else 0
     retrieved = provider and present and draw(st.booleans())
-    read_back = retrieved and draw(st.booleans())
+    read_back = retrieved and count > 0 and draw(st.booleans())
     observation = HealthObservation(
         requested_project_ref=draw(st.sampled_from(["project:exact", "project:other"])),
         requested_surface=draw(st.sampled_from(["issue_fix.routing", "content_ops.draft"])),
@@ -428,8 +450,8 @@ def _scenarios(draw: st.DrawFn) -> tuple[CorpusDeclaration, HealthObservation]:
         freshness_window_satisfied=draw(st.booleans()),
         provider_available=provider,
         corpus_present=present,
-        record_count=draw(st.integers(0, 3)) if present else 0,
-        index_present=draw(st.booleans()),
+        record_count=count,
+        index_present=provider and draw(st.booleans()),
         retrieval_query_succeeded=retrieved,
         result_readback_verified=read_back,
         memory_applied_with_receipt=read_back and draw(st.booleans()),
@@ -476,8 +498,11 @@ def test_classifier_matches_the_restated_precedence(
     assert health.memory_patch_authority is False
     assert health.external_write_authorized is False
     assert health.raw_memory_captured is False
+    # Eligible for advisory use only where recall would serve the memory.
     assert health.may_apply_memory is (
         health.health_state in {"retrieval_verified", "applied_verified"}
+        and corpus.class_id not in {"run_bound_reward", "working_context"}
+        and observation.result_readback_verified
     )
     # Every pipeline observation is echoed unchanged.
     assert health.pipeline.record_count == observation.record_count
@@ -492,6 +517,7 @@ def test_classifier_matches_the_restated_precedence(
             "provider_available": st.booleans(),
             "corpus_present": st.booleans(),
             "record_count": st.integers(0, 2),
+            "index_present": st.booleans(),
             "retrieval_query_succeeded": st.booleans(),
             "result_readback_verified": st.booleans(),
             "memory_applied_with_receipt": st.booleans(),
@@ -499,13 +525,16 @@ def test_classifier_matches_the_restated_precedence(
     )
 )
 def test_observation_is_accepted_exactly_when_consistent(flags: dict[str, Any]) -> None:
+    later = ("corpus_present", "record_count", "index_present", "retrieval_query_succeeded")
     consistent = (
-        not (flags["record_count"] > 0 and not flags["corpus_present"])
+        (flags["provider_available"] or not any(flags[name] for name in later))
+        and not (flags["record_count"] > 0 and not flags["corpus_present"])
         and not (
             flags["retrieval_query_succeeded"]
             and not (flags["provider_available"] and flags["corpus_present"])
         )
         and not (flags["result_readback_verified"] and not flags["retrieval_query_succeeded"])
+        and not (flags["result_readback_verified"] and flags["record_count"] == 0)
         and not (flags["memory_applied_with_receipt"] and not flags["result_readback_verified"])
     )
     if consistent:

@@ -5,35 +5,58 @@
 ``ignored`` or ``refuted``, the output, the memory refs it relied on, a compact
 reasoning summary, and whether it verified the current artifact (reference §7.5):
 
-=====================================================  =========================  ======
-situation                                              status (= receipt outcome)  output
-=====================================================  =========================  ======
-recall not ``completed`` (or no items)                 ``not_available``           base
-no callback                                            ``available_not_applied``   base
-callback raises, or returns an invalid decision        ``failed``                  base
-valid decision                                         the decision's outcome      its output
-=====================================================  =========================  ======
+===============================================  ==========================  ==========
+situation                                        status (= receipt outcome)  output
+===============================================  ==========================  ==========
+recall not ``completed`` (or no items)           ``not_available``           base
+no callback                                      ``available_not_applied``   base
+base output cannot be copied (model not called)  ``failed``                  base
+callback raises, or returns an invalid decision  ``failed``                  base
+valid ``ignored`` / ``refuted``                  the decision's outcome      base
+valid ``applied``                                ``applied``                 its output
+===============================================  ==========================  ==========
 
-A decision is invalid when: it is neither a mapping nor a :class:`ModelDecision`;
-a key is missing or unknown; the outcome is not applied/ignored/refuted;
-``memory_refs`` is not a list of refs of items of *this* recall;
-``current_artifact_verified`` is not a boolean; ``applied`` names no ref or lacks
-current-artifact verification; ``ignored``/``refuted`` changes the output; or the
-reasoning summary is empty, over 500 characters, or not public-safe.
+The callback cannot change what the caller gets back. It gets a deep copy of
+the base (immutable scalars as they are, plain JSON-like data by a fast path,
+anything else by :func:`copy.deepcopy`) and the items as a tuple of frozen
+records; every status but ``applied`` hands back the caller's own base object,
+whatever the callback did to its copy. A base that cannot be copied is never
+shown to the callback (the original could be changed): ``failed``, with the
+summary ``application_base_output_not_copyable``.
+
+"Unchanged" is judged by value against the original base, not by identity:
+dict, list and tuple element by element with exact types (``1`` is not
+``True`` or ``1.0``), anything else by its own ``==``; an object without value
+equality equals only the copy the callback was given. A comparison that raises
+makes the decision invalid. ``fail_open_preserved_base`` is that judgement.
+
+A decision is invalid when: it is neither a mapping nor a :class:`ModelDecision`,
+or reading it raises (each field is read once); a key is missing or unknown;
+the outcome is not exactly the string applied, ignored or refuted;
+``memory_refs`` is not a list (or tuple) of strings naming items of *this*
+recall (raw ``memory_ref`` or opaque ``provider_ref``, resolved as the session
+knew them before the call); ``current_artifact_verified`` is not a real
+boolean; ``applied`` names no ref or lacks current-artifact verification;
+``ignored``/``refuted`` changes the output; the output cannot be compared with
+the base; or the reasoning summary is not a string, is empty, is over 500
+characters compacted, or is not public-safe.
 
 The receipt never holds raw provider content: memory refs are hashed
-(``sha256(raw ref)[:16]``, sorted, de-duplicated), and only for a valid decision.
-Nothing here raises for a model or provider problem; an invalid
-``application_id`` or ``artifact_ref`` (not a token) is a programmer error and
-raises :class:`~reward_memory.errors.RecordValidationError`.
+(``sha256(raw ref)[:16]``, sorted, de-duplicated), and only for a valid
+decision. Nothing here raises for a model or provider problem (a callback's
+``KeyboardInterrupt`` or ``SystemExit`` is no model problem: it propagates);
+an invalid ``application_id`` or ``artifact_ref`` (not a token) is a programmer
+error and raises :class:`~reward_memory.errors.RecordValidationError`.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeAlias
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.guarded_recall import RecallItem, RecallSession
@@ -49,10 +72,8 @@ from reward_memory.records.application import (
 )
 from reward_memory.records.recall import RecallPacket
 
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
 __all__ = [
+    "BASE_NOT_COPYABLE",
     "CALLBACK_FAILED",
     "CALLBACK_MISSING",
     "ApplyMemory",
@@ -66,25 +87,106 @@ ApplyMemory: TypeAlias = Callable[
 
 CALLBACK_MISSING: Final = "model_application_callback_not_supplied"
 CALLBACK_FAILED: Final = "application_boundary_failed"
+BASE_NOT_COPYABLE: Final = "application_base_output_not_copyable"
 _DECISION_KEYS: Final = frozenset(
     {"outcome", "output", "memory_refs", "reasoning_summary", "current_artifact_verified"}
 )
+_SUMMARY_LIMIT: Final = 500
+# A summary longer than this cannot compact to 500 characters in any sensible
+# text; refusing it up front keeps a huge string out of the text memo.
+_SUMMARY_INPUT_LIMIT: Final = 8 * _SUMMARY_LIMIT
+# Values deepcopy hands back as they are (immutable): no copy, no memo entry.
+_SHARED: Final = frozenset({str, int, float, bool, type(None), bytes, complex})
+_CONTAINERS: Final = frozenset({dict, list, tuple})
+_PLAIN_DEPTH: Final = 64
+_IDENTITY_EQ: Final[Any] = object.__eq__
 
 
 class _Invalid(Exception):
     """A model decision that does not hold (turned into a ``failed`` receipt)."""
 
 
-def _same(left: Any, right: Any) -> bool:
+class _NotPlain(Exception):
+    """A value the plain-data fast path does not copy (deepcopy does)."""
+
+
+def _plain_copy(value: Any, depth: int) -> Any:
+    """A copy of JSON-like data (exact dict / list / tuple of scalars), without deepcopy's
+    per-object memo; anything else, or nesting deeper than 64, is left to deepcopy."""
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if depth > _PLAIN_DEPTH:
+        raise _NotPlain
+    if kind is dict:
+        return {
+            key if type(key) is str else _key(key): _plain_copy(item, depth + 1)
+            for key, item in value.items()
+        }
+    if kind is list:
+        return [_plain_copy(item, depth + 1) for item in value]
+    if kind is tuple:
+        return tuple(_plain_copy(item, depth + 1) for item in value)
+    raise _NotPlain
+
+
+def _key(key: Any) -> Any:
+    if type(key) in _SHARED:
+        return key
+    raise _NotPlain
+
+
+def _private_copy(base_output: Any) -> tuple[Any, dict[int, Any]]:
+    """The callback's copy of the base, and deepcopy's memo (original id -> copy).
+
+    Plain data takes a fast path (it holds nothing that compares by identity, so
+    it needs no memo); everything else goes through :func:`copy.deepcopy`.
+    """
+    try:
+        return _plain_copy(base_output, 0), {}
+    except _NotPlain:
+        pass
+    memo: dict[int, Any] = {}
+    return copy.deepcopy(base_output, memo), memo
+
+
+def _equal(left: Any, right: Any, copies: dict[int, Any]) -> bool:
+    """Whether ``left`` (an output) equals ``right`` (part of the base) by value.
+
+    Built-in containers are walked with exact types; other values use their own
+    ``==`` (which may raise: the caller turns that into an invalid decision),
+    except a type without value equality, which equals only its own copy.
+    """
     if left is right:
         return True
-    try:
-        return bool(left == right)
-    except Exception:  # noqa: BLE001 - an odd __eq__ is "not the same", never an error
+    kind = type(left)
+    if kind is not type(right):
         return False
+    if kind in _CONTAINERS:
+        if len(left) != len(right):
+            return False
+        if kind is dict:
+            if left.keys() != right.keys():
+                return False
+            return all(_equal(value, right[key], copies) for key, value in left.items())
+        return all(_equal(a, b, copies) for a, b in zip(left, right, strict=True))
+    if kind.__eq__ is _IDENTITY_EQ:
+        return copies.get(id(right), right) is left
+    return bool(left == right)
 
 
 def _decision_fields(decision: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The five fields of a decision, each read exactly once."""
+    if type(decision) is dict:  # the common case, without the ABC checks
+        if decision.keys() != _DECISION_KEYS:
+            raise _Invalid
+        return (
+            decision["outcome"],
+            decision["output"],
+            decision["memory_refs"],
+            decision["reasoning_summary"],
+            decision["current_artifact_verified"],
+        )
     if isinstance(decision, ModelDecision):
         return (
             decision.outcome,
@@ -93,7 +195,14 @@ def _decision_fields(decision: Any) -> tuple[Any, Any, Any, Any, Any]:
             decision.reasoning_summary,
             decision.current_artifact_verified,
         )
-    if not isinstance(decision, Mapping) or decision.keys() != _DECISION_KEYS:
+    if inspect.iscoroutine(decision):
+        decision.close()  # an async callback: never awaited here, so close it quietly
+        raise _Invalid
+    if (
+        not isinstance(decision, Mapping)
+        or len(decision) != len(_DECISION_KEYS)
+        or set(decision.keys()) != _DECISION_KEYS
+    ):
         raise _Invalid
     return (
         decision["outcome"],
@@ -104,48 +213,39 @@ def _decision_fields(decision: Any) -> tuple[Any, Any, Any, Any, Any]:
     )
 
 
-def _raw_ref(items: Iterable[RecallItem], ref: object) -> str:
-    """The raw ``memory_ref`` a decision's ref names, as :attr:`RecallSession.refs` maps it.
-
-    ``items`` is walked last first: the mapping's later entries win.
-    """
-    if type(ref) is str:
-        for item in items:
-            if ref in (item.provider_ref, item.memory_ref):
-                return item.memory_ref
-    raise _Invalid
-
-
 def _check_decision(
-    decision: Any, base_output: Any, session: RecallSession
-) -> tuple[Outcome, Any, tuple[str, ...], str, bool]:
-    if type(decision) is dict:  # the common case, without the ABC checks
-        if decision.keys() != _DECISION_KEYS:
+    decision: Any, base_output: Any, refs: Mapping[str, str], copies: dict[int, Any]
+) -> tuple[Outcome, Any, tuple[str, ...], str, bool, bool]:
+    """Outcome, output for the caller, raw refs, summary, verification, base preserved."""
+    outcome, output, named, summary, verified = _decision_fields(decision)
+    if type(outcome) is not str or outcome not in MODEL_OUTCOMES:
+        raise _Invalid
+    if type(named) is not list and type(named) is not tuple:
+        raise _Invalid
+    raw_refs: list[str] = []
+    for ref in named:
+        raw = refs.get(ref) if type(ref) is str else None
+        if raw is None:
             raise _Invalid
-        outcome = decision["outcome"]
-        output = decision["output"]
-        refs = decision["memory_refs"]
-        summary = decision["reasoning_summary"]
-        verified = decision["current_artifact_verified"]
-    else:
-        outcome, output, refs, summary, verified = _decision_fields(decision)
-    if outcome not in MODEL_OUTCOMES:
-        raise _Invalid
-    if type(refs) is not list and (isinstance(refs, str | bytes) or not isinstance(refs, Sequence)):
-        raise _Invalid
-    items = session.items[::-1]
-    raw_refs = [_raw_ref(items, ref) for ref in refs]
+        raw_refs.append(raw)
     if type(verified) is not bool:
         raise _Invalid
     if outcome == "applied" and (not raw_refs or not verified):
         raise _Invalid
-    if outcome != "applied" and not _same(output, base_output):
+    if type(summary) is not str or len(summary) > _SUMMARY_INPUT_LIMIT:
         raise _Invalid
     try:
-        text = compact_memo(summary, 500, "$.reasoning_summary")
+        text = compact_memo(summary, _SUMMARY_LIMIT, "$.reasoning_summary")
     except RecordValidationError:
         raise _Invalid from None
-    return outcome, output, tuple(raw_refs), text, verified
+    if outcome == "applied":
+        # The output replaces the base: "preserved" only if equal by value (a
+        # type without value equality is then never equal to the base).
+        return outcome, output, tuple(raw_refs), text, verified, _equal(output, base_output, {})
+    if not _equal(output, base_output, copies):
+        raise _Invalid
+    # The caller gets its own object back, never the callback's copy.
+    return outcome, base_output, tuple(raw_refs), text, verified, True
 
 
 @functools.lru_cache(maxsize=4096)
@@ -171,11 +271,12 @@ def apply(
 
     Args:
         base_output: what the caller produces without memory; kept unless a valid
-            decision says otherwise.
+            ``applied`` decision replaces it, and never changed (the callback
+            works on a deep copy).
         session: the :class:`~reward_memory.guarded_recall.RecallSession` of this recall.
         application_id: the caller's id for this application (a token).
         artifact_ref: the current artifact the model verified against (a token).
-        apply_memory: the model callback, ``apply_memory(base_output, items)``.
+        apply_memory: the model callback, ``apply_memory(copy_of_base_output, items)``.
 
     Returns:
         The ``reward_memory_application_v0`` record: status, output, receipt.
@@ -194,20 +295,27 @@ def apply(
         return _fail_open(packet, ids, "not_available", base_output, f"recall_{packet.status}")
     if apply_memory is None:
         return _fail_open(packet, ids, "available_not_applied", base_output, CALLBACK_MISSING)
+    if type(items) is not tuple:
+        items = tuple(items)
+    # What "an item of this recall" means is fixed before the callback runs.
+    refs = session.refs
     try:
-        decision = apply_memory(base_output, items)
-        outcome, output, raw_refs, summary, verified = _check_decision(
-            decision, base_output, session
+        view, copies = _private_copy(base_output)
+    except Exception:  # noqa: BLE001 - an uncopyable base is never handed to the model
+        return _fail_open(packet, ids, "failed", base_output, BASE_NOT_COPYABLE)
+    try:
+        decision = apply_memory(view, items)
+        outcome, output, raw_refs, summary, verified, preserved = _check_decision(
+            decision, base_output, refs, copies
         )
     except Exception:  # noqa: BLE001 - a failing model callback fails open
         return _fail_open(packet, ids, "failed", base_output, CALLBACK_FAILED)
     return _result(
         packet,
-        application_id=application_id,
-        artifact_ref=artifact_ref,
+        ids,
         outcome=outcome,
         output=output,
-        base_output=base_output,
+        preserved=preserved,
         summary=summary,
         digests=_digests(raw_refs),
         verified=verified,
@@ -222,43 +330,36 @@ def _fail_open(
     summary: str,
 ) -> ApplicationResult:
     return _result(
-        packet,
-        application_id=ids[0],
-        artifact_ref=ids[1],
-        outcome=outcome,
-        output=base_output,
-        base_output=base_output,
-        summary=summary,
+        packet, ids, outcome=outcome, output=base_output, preserved=True, summary=summary
     )
 
 
 def _result(
     packet: RecallPacket,
+    ids: tuple[str, str | None],
     *,
-    application_id: str,
-    artifact_ref: str | None,
     outcome: Outcome,
     output: Any,
-    base_output: Any,
+    preserved: bool,
     summary: str,
     digests: tuple[str, ...] = (),
     verified: bool = False,
 ) -> ApplicationResult:
     """The receipt and result (trusted construction; the invariants hold by construction).
 
-    ``application_id`` and ``artifact_ref`` were checked tokens; the packet is a
+    ``ids`` (application id, artifact ref) were checked tokens; the packet is a
     :class:`RecallPacket` (validated, or built from checked parts); ``summary`` is
     compacted, scanned text or one of this module's fixed codes; ``digests`` are
     sorted, distinct 16-hex digests, non-empty exactly for an ``applied``
     decision that named refs and verified the current artifact of a ``completed``
-    (hence read-back) recall; every other non-model outcome keeps the base
-    output and names no memory.
+    (hence read-back) recall; every other outcome hands back the base object
+    itself (``preserved``).
     """
     # A packet of another type (a hand-built session) gets the validating constructors.
     trusted = type(packet) is RecallPacket
     receipt = (trusted_receipt if trusted else ApplicationReceipt)(
-        application_id=application_id,
-        artifact_ref=artifact_ref,
+        application_id=ids[0],
+        artifact_ref=ids[1],
         corpus_id=packet.corpus_id,
         surface_id=packet.surface_id,
         mode=packet.mode,
@@ -275,5 +376,5 @@ def _result(
         status=outcome,
         output=output,
         receipt=receipt,
-        fail_open_preserved_base=output is base_output or _same(output, base_output),
+        fail_open_preserved_base=preserved,
     )

@@ -2,8 +2,12 @@
 
 ``--case`` (default ``retrieval-verified``) classifies one of the ten reference
 fixtures; ``--input FILE`` (``-`` for stdin) classifies a real
-``reward_memory_corpus_health_request_v0`` packet. A contradictory or invalid
-request is an error packet and exit 2, naming the field path.
+``reward_memory_corpus_health_request_v0`` packet (which may carry ``now``,
+``source_observed_at`` and ``record_expires_at``). ``--now TIMESTAMP`` judges
+record expiry and the freshness window at that time, for a reproducible check
+(it wins over the request's ``now``; default the current UTC time). A
+contradictory or invalid request, or a bad ``--now``, is an error packet and
+exit 2, naming the field path.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ DEFAULT_CASE = "retrieval-verified"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """``--case NAME`` or ``--input FILE`` (mutually exclusive)."""
+    """``--case NAME`` or ``--input FILE`` (mutually exclusive), and ``--now``."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--case",
@@ -48,12 +52,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a reward_memory_corpus_health_request_v0 JSON file (- for stdin)",
     )
+    parser.add_argument(
+        "--now",
+        default=None,
+        metavar="TIMESTAMP",
+        help="judge expiry and freshness at this ISO-8601 time with offset (default: now, UTC)",
+    )
 
 
 def run(args: argparse.Namespace) -> Outcome:
     """Classify, and print the ``reward_memory_corpus_health_v0`` packet."""
+    from reward_memory.grammars import parse_timestamp
     from reward_memory.health import classify_request, health_case
     from reward_memory.records._plain import to_plain as as_plain
+
+    now = None if args.now is None else parse_timestamp(args.now, "$.now")
 
     if args.input is not None:
         # Untrusted input: JSON Schema first (strict types, unknown fields), then records.
@@ -64,7 +77,7 @@ def run(args: argparse.Namespace) -> Outcome:
         request = load_plain(read_json_object(args.input), HealthRequest)
     else:
         request = health_case(args.case or DEFAULT_CASE)
-    health = classify_request(request)
+    health = classify_request(request, now=now)
     pipeline = as_plain(health.pipeline)
     lines = (
         f"  may_apply_memory: {str(health.may_apply_memory).lower()}",

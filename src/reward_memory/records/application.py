@@ -67,8 +67,10 @@ class ModelDecision:
 
     ``memory_refs`` name items of *this* recall: each is an item's raw
     ``memory_ref`` or its opaque ``provider_ref``. Nothing is validated on
-    construction: :func:`reward_memory.application.apply` checks the decision
-    and turns any problem into a ``failed`` receipt (fail open).
+    construction: :func:`reward_memory.application.apply` reads each field once,
+    checks the decision and turns any problem into a ``failed`` receipt (fail
+    open). For ``ignored`` / ``refuted`` the output must equal the base by value
+    (the callback's own copy of it will do); the caller then gets its base back.
     """
 
     outcome: str
