@@ -26,6 +26,7 @@ from _recall_support import (
     corpus,
     request,
     store,
+    tampered,
     validate_packet,
 )
 from reward_memory import wire
@@ -187,7 +188,8 @@ REJECTED: list[tuple[str, Any]] = [
         active_record(1, lifecycle_state="expired", expires_at="2026-01-01T00:00:00Z"),
     ),
     ("retired", active_record(1, lifecycle_state="retired", retired_reason="obsolete")),
-    ("active_with_retired_reason", active_record(1, retired_reason="obsolete")),
+    # An active record that also carries a retirement is invalid (never "half-retired").
+    ("active_with_retired_reason", tampered(active_record(1), ("expiry", "retired_reason"), "x")),
     ("candidate_state", active_record(1, lifecycle_state="candidate")),
     ("expired_at_now", active_record(1, expires_at="2026-03-01T12:00:00Z")),
     ("expired_before_now", active_record(1, expires_at="2026-02-28T00:00:00+00:00")),
