@@ -144,7 +144,7 @@ def active_record(
     revoked: bool = False,
     superseded: bool = False,
     retired_reason: str | None = None,
-    visibility: str = "workspace",
+    visibility: str = "public_safe",
     supersedes: tuple[str, ...] = (),
     observed_at: str = "2026-02-01T00:00:00Z",
     activated_at: str = "2026-02-01T00:00:00Z",

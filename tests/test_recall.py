@@ -578,7 +578,7 @@ class Misbehaving(InMemoryProvider):
 
 def test_malformed_search_answer_fails_open() -> None:
     provider = Misbehaving("search_returns_none")
-    _assert_unavailable(run(provider), "provider_execution_failed")
+    _assert_unavailable(run(provider), "provider_answer_malformed")
 
 
 @pytest.mark.parametrize("mode", ["read_other_ref", "read_bytes"])

@@ -11,17 +11,37 @@
 - :func:`execute_recall` runs a request packet against a provider binding.
 - :func:`recall` does both; :func:`arecall` is its asyncio twin.
 
-Fail open: any provider failure (``ProviderUnavailable``, or any other exception
-the provider raises, or a malformed answer) gives status ``provider_unavailable``
-with setup hints, discards whatever was gathered, and never raises. Items whose
-readback is missing, unparseable or not an active record of the exact corpus,
-class, scope and surface (or expired at ``now``, revoked, superseded, retired)
-are skipped silently.
+Fail open is total: ``provider_unavailable`` (with setup hints, discarding
+whatever was gathered, never raising) for
+
+- any exception a provider raises, of any class but ``KeyboardInterrupt`` and
+  ``SystemExit`` (which propagate), including ``BaseException`` subclasses and
+  exceptions whose own attributes raise (reason ``provider_execution_failed``;
+  a ``ProviderUnavailable`` keeps its ``reason_code`` when that is a plain,
+  safe token, else ``provider_unavailable``);
+- a wholly malformed search answer: ``None``, no ``hits``, or ``hits`` that is
+  not a list or tuple (``provider_answer_malformed``);
+- an exhausted deadline: the binding's ``timeout_seconds`` bounds the whole
+  recall on a monotonic clock; each call gets the time that remains, and a
+  recall whose budget runs out, or whose last answer came late, fails with
+  ``recall_deadline_exceeded``. Nothing partial is reported: a recall that did
+  not finish in time says so and shows nothing.
+
+One bad part of an answer is skipped, never coerced: a hit whose ``ref`` is not
+a plain, non-empty UTF-8 ``str``; a repeated ref; a readback that is not
+exactly ``found is True``, the same ``ref`` and ``str`` content; content that
+is not an active record of the exact corpus, class, scope and surface (or is
+expired at ``now``, revoked, superseded, retired, or, in a time-bound corpus,
+older than ``max_age_seconds``); the same record already read under another
+ref (the model sees each record once). A returned record that another returned
+record supersedes (by candidate or activation ref) is dropped and counted in
+:attr:`RecallSession.superseded_dropped`.
 
 The public packet carries opaque refs (``provider-`` + 20 hex), query digests
-and summaries; ``content_summary`` only for a ``public_safe`` corpus. The
-exact query text and the items' private summaries stay in memory, in the
-session's transient ``items``, which are never serialised.
+and summaries; ``content_summary`` only when the corpus is ``public_safe`` and
+the record's own visibility is ``public_safe`` too (a legacy v0 record has no
+visibility, so never). The exact query text and the items' private summaries
+stay in memory, in the session's transient ``items``, which are never serialised.
 
 Differs from the original: expiry is checked against an injectable ``now``
 (default: the current UTC time), not the request's ``observed_at``; items are
@@ -32,12 +52,14 @@ provider-binding mismatch is a guard reason, not an exception.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from reward_memory._recall.execution import DEFAULT_SETUP_HINTS, execute
+from reward_memory._recall.readback import parse as _parse  # noqa: F401 - benchmarks time it
 from reward_memory._recall.session import RecallItem, RecallSession, provider_ref
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import utc_now
@@ -54,6 +76,8 @@ from reward_memory.records.recall import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from reward_memory.providers.spi import Provider
 
 __all__ = [
@@ -137,18 +161,33 @@ def _check_now(now: datetime | None) -> datetime:
     return now
 
 
+def _check_clock(clock: Callable[[], float] | None) -> Callable[[], float]:
+    if clock is None:
+        return time.monotonic
+    if not callable(clock):
+        raise RecordValidationError(
+            "clock must be a monotonic clock (a callable returning seconds)",
+            path="$.clock",
+            code="wrong_type",
+        )
+    return clock
+
+
 def execute_recall(
     packet: RecallRequestPacket,
     *,
     binding: ProviderBinding,
     provider: Provider,
     now: datetime | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> RecallSession:
     """Run a guarded request packet against ``provider`` through ``binding``.
 
     The packet's guard is trusted as built by :func:`build_recall_request`; the
     binding is checked against the packet's corpus here (reason codes appended
     when the packet did not already carry them). Blocked: zero provider calls.
+    ``clock`` is the monotonic clock the recall's deadline is kept on (default
+    :func:`time.monotonic`).
     """
     _require(packet, RecallRequestPacket, "packet")
     _require(binding, ProviderBinding, "binding")
@@ -157,7 +196,7 @@ def execute_recall(
     extra = tuple(r for r in binding_reasons(binding, packet.corpus) if r not in reasons)
     if extra:
         packet = _reblocked(packet, reasons + extra)
-    return execute(packet, binding, provider, _check_now(now))
+    return execute(packet, binding, provider, _check_now(now), _check_clock(clock))
 
 
 def _require_provider(provider: object) -> None:
@@ -180,21 +219,26 @@ def recall(
     binding: ProviderBinding,
     provider: Provider,
     now: datetime | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> RecallSession:
     """Guarded recall from one corpus and surface (build the request, then execute it).
 
-    Never raises for a policy problem or a provider failure: the session's packet
-    says ``guard_blocked``, ``provider_unavailable``, ``completed`` or ``empty``.
-    Raises :class:`RecordValidationError` only for programmer errors (an argument
-    that is not the expected record, a naive ``now``).
+    Never raises for a policy problem or for anything the provider does: the
+    session's packet says ``guard_blocked``, ``provider_unavailable``,
+    ``completed`` or ``empty`` (only ``KeyboardInterrupt`` and ``SystemExit``
+    raised inside a provider propagate). The binding's ``timeout_seconds`` bounds
+    the whole recall, kept on ``clock`` (default :func:`time.monotonic`). Raises
+    :class:`RecordValidationError` only for programmer errors (an argument that
+    is not the expected record, a naive ``now``, a clock that is not callable).
     """
     if type(binding) is not ProviderBinding:
         _require(binding, ProviderBinding, "binding")
     if provider is None:
         _require_provider(provider)  # type: ignore[unreachable]  # untyped callers
     moment = _check_now(now)
+    ticks = time.monotonic if clock is None else _check_clock(clock)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
-    return execute(packet, binding, provider, moment)
+    return execute(packet, binding, provider, moment, ticks)
 
 
 async def arecall(
@@ -205,6 +249,7 @@ async def arecall(
     binding: ProviderBinding,
     provider: Provider,
     now: datetime | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> RecallSession:
     """The asyncio twin of :func:`recall`: runs it in a worker thread."""
     import asyncio  # noqa: PLC0415 - only asyncio callers pay for it
@@ -217,4 +262,5 @@ async def arecall(
         binding=binding,
         provider=provider,
         now=now,
+        clock=clock,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from reward_memory._recall.readback import Parsed, identity
@@ -11,7 +12,7 @@ from reward_memory.records.corpus import CorpusDeclaration
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["ItemFilter", "filter_of"]
+__all__ = ["ItemFilter", "filter_of", "static_fit"]
 
 _ANY_REVISION: Final = object()
 _FILTER_CACHE_SIZE: Final = 256
@@ -23,7 +24,7 @@ class ItemFilter:
 
     Built once per (corpus object, surface) and kept (see :func:`filter_of`): the
     corpus is a frozen record. The verdict on everything but expiry is a pure
-    function of (filter, parsed readback), so it is cached (:func:`_static_fit`).
+    function of (filter, parsed readback), so it is cached (:func:`static_fit`).
     """
 
     __slots__ = (
@@ -31,6 +32,7 @@ class ItemFilter:
         "corpus_surfaces",
         "exposed",
         "identity",
+        "max_age",
         "revision",
         "surface_id",
     )
@@ -44,18 +46,38 @@ class ItemFilter:
         self.revision: object = (
             freshness.source_revision if freshness.mode == "revision_bound" else _ANY_REVISION
         )
+        # A time-bound corpus ages its records too (its max_age_seconds is required).
+        max_age = freshness.max_age_seconds if freshness.mode == "time_bound" else None
+        self.max_age = None if max_age is None else timedelta(seconds=max_age)
+        # The corpus may expose summaries; each record's own visibility must allow it too.
         self.exposed = corpus.privacy.visibility == "public_safe"
 
     def fits(self, parsed: Parsed, now: datetime) -> bool:
         """Exact corpus, class and identities; requested surface; surfaces inside the corpus;
-        the corpus revision when revision-bound; live; unexpired at ``now``."""
+        the corpus revision when revision-bound; live (:func:`static_fit`); then
+        :meth:`fits_at` ``now``."""
+        return static_fit(self, parsed) and self.fits_at(parsed, now)
+
+    def fits_at(self, parsed: Parsed, now: datetime) -> bool:
+        """Unexpired at ``now`` and, in a time-bound corpus, no older than ``max_age_seconds``
+        at ``now`` (a record with no time is of unknown age, so not recalled there)."""
         expires = parsed.expires_at
-        return _static_fit(self, parsed) and (expires is None or now < expires)
+        if expires is not None and now >= expires:
+            return False
+        max_age = self.max_age
+        if max_age is None:
+            return True
+        born = parsed.born_at
+        return born is not None and now - born <= max_age
+
+    def exposes(self, parsed: Parsed) -> bool:
+        """Whether the public packet may show this record's summary (corpus and record agree)."""
+        return self.exposed and parsed.public
 
 
 @functools.lru_cache(maxsize=_VERDICT_CACHE_SIZE)
-def _static_fit(item_filter: ItemFilter, parsed: Parsed) -> bool:
-    """Everything :meth:`ItemFilter.fits` checks but expiry (both keys hash by identity)."""
+def static_fit(item_filter: ItemFilter, parsed: Parsed) -> bool:
+    """Everything :meth:`ItemFilter.fits` checks but time (both keys hash by identity)."""
     return (
         parsed.identity == item_filter.identity
         and parsed.live

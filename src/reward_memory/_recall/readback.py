@@ -15,12 +15,12 @@ from typing import Any, Final
 
 import attrs
 
-from reward_memory.errors import RecordValidationError
+from reward_memory.digests import digest_hex
 from reward_memory.grammars import parse_timestamp
-from reward_memory.records._plain import from_plain
+from reward_memory.records._plain import from_plain, to_plain
 from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
-from reward_memory.records.envelope import ClassId, RecordScope
+from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
 
 __all__ = ["Parsed", "identity", "parse"]
 
@@ -35,7 +35,10 @@ class Parsed:
 
     Compared and hashed by identity: one object per distinct readback content.
     ``identity`` is (corpus, class, workspace, project, user, peer, session), the
-    tuple an item must share exactly with its corpus.
+    tuple an item must share exactly with its corpus. ``record_key`` is the
+    digest of the record's canonical JSON: the same record stored under several
+    refs (or written with other whitespace or key order) has one key, so the
+    model sees it once.
     """
 
     record: ActiveRecord | LegacyActiveRecord
@@ -46,8 +49,14 @@ class Parsed:
     candidate_ref: str
     class_id: ClassId
     content_summary: str
-    live: bool  # lifecycle active, not revoked, superseded or retired
+    live: bool  # lifecycle active (so not revoked, superseded or retired: see envelope.py)
     expires_at: datetime | None
+    # The record's earliest time (source observation or activation): its age starts here.
+    born_at: datetime | None
+    public: bool  # the record's own visibility is public_safe
+    own_refs: frozenset[str]  # the refs another record's supersession may name
+    supersedes: frozenset[str]
+    record_key: str
     content_digest: str
     authority_level: str
 
@@ -67,22 +76,6 @@ def identity(
     )
 
 
-_LEGACY_SCOPE_KEYS: Final = frozenset(
-    {
-        "workspace_ref",
-        "project_ref",
-        "surface_ids",
-        "revision_ref",
-        "user_ref",
-        "peer_ref",
-        "session_ref",
-    }
-)
-_LEGACY_LIFECYCLE_KEYS: Final = frozenset(
-    {"state", "expires_at", "supersedes_refs", "superseded_by"}
-)
-
-
 def _digest_of(content: str) -> str:
     # canonical_text (reference §8.3): CRLF -> LF, then one trailing newline removed.
     text = content.replace("\r\n", "\n")
@@ -91,14 +84,15 @@ def _digest_of(content: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _earliest(*stamps: str | None) -> datetime | None:
+    moments = [parse_timestamp(stamp) for stamp in stamps if stamp is not None]
+    return min(moments) if moments else None
+
+
 def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
     record: ActiveRecord = from_plain(ActiveRecord, data)
-    live = (
-        record.lifecycle_state == "active"
-        and record.revocation.revoked_by_ref is None
-        and record.supersession.superseded_by_ref is None
-        and record.expiry.retired_reason is None
-    )
+    # The envelope rules leave a live record no revocation, supersession or
+    # retirement (no half-revoked record builds): its state says it all.
     expires = record.expiry.expires_at
     return Parsed(
         record=record,
@@ -109,8 +103,13 @@ def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
         candidate_ref=record.candidate_ref,
         class_id=record.class_id,
         content_summary=record.content_summary,
-        live=live,
+        live=record.lifecycle_state == "active",
         expires_at=None if expires is None else parse_timestamp(expires),
+        born_at=_earliest(record.source.observed_at, record.activated_at),
+        public=record.privacy.visibility == "public_safe",
+        own_refs=frozenset((record.candidate_ref, record.activation_ref)),
+        supersedes=frozenset(record.supersession.supersedes_refs),
+        record_key=digest_hex(to_plain(record)),
         content_digest=_digest_of(content),
         authority_level=record.authority.level,
     )
@@ -118,14 +117,12 @@ def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
 
 def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
     record: LegacyActiveRecord = from_plain(LegacyActiveRecord, data)
-    raw_scope = record.scope
-    if not raw_scope.keys() <= _LEGACY_SCOPE_KEYS:
-        raise RecordValidationError("unknown legacy scope fields", code="unknown_field")
-    scope: RecordScope = from_plain(RecordScope, raw_scope)
+    scope = record.scope
     lifecycle = record.lifecycle
-    if not lifecycle.keys() <= _LEGACY_LIFECYCLE_KEYS:
-        raise RecordValidationError("unknown legacy lifecycle fields", code="unknown_field")
-    expires = lifecycle.get("expires_at")
+    expires = lifecycle.expires_at
+    own = {record.candidate_ref}
+    if record.activation_ref is not None:
+        own.add(record.activation_ref)
     return Parsed(
         record=record,
         legacy=True,
@@ -135,8 +132,14 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         candidate_ref=record.candidate_ref,
         class_id=record.target_class,
         content_summary=record.content_summary,
-        live=lifecycle.get("state") == "active" and lifecycle.get("superseded_by") is None,
+        live=lifecycle.state == "active",
         expires_at=None if expires is None else parse_timestamp(expires),
+        # A v0 source carries no time: a legacy record's age starts at its activation.
+        born_at=_earliest(record.activated_at),
+        public=False,  # v0 has no visibility: its summary is never exposed
+        own_refs=frozenset(own),
+        supersedes=frozenset(lifecycle.supersedes_refs),
+        record_key=digest_hex(to_plain(record)),
         content_digest=_digest_of(content),
         # A legacy record has no authority block: it is advisory, whatever its class.
         authority_level="advisory",

@@ -53,7 +53,7 @@ class RecallSession:
     converter cannot serialise the items by accident.
     """
 
-    __slots__ = ("_items", "_packet", "_refs", "_request_packet")
+    __slots__ = ("_items", "_packet", "_refs", "_request_packet", "_superseded_dropped")
 
     def __init__(
         self,
@@ -61,10 +61,12 @@ class RecallSession:
         packet: RecallPacket,
         items: tuple[RecallItem, ...],
         request_packet: RecallRequestPacket,
+        superseded_dropped: int = 0,
     ) -> None:
         self._packet = packet
         self._items = items
         self._request_packet = request_packet
+        self._superseded_dropped = superseded_dropped
         self._refs: dict[str, str] | None = None
 
     @property
@@ -87,6 +89,11 @@ class RecallSession:
                 refs[item.provider_ref] = item.memory_ref
             self._refs = refs
         return self._refs
+
+    @property
+    def superseded_dropped(self) -> int:
+        """How many read-back records were dropped: another returned record supersedes them."""
+        return self._superseded_dropped
 
     @property
     def request_packet(self) -> RecallRequestPacket:
