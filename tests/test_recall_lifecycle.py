@@ -214,3 +214,146 @@ def test_a_stored_half_change_is_never_recalled(
     session = _run(provider)
     assert session.status == "empty"
     assert session.items == ()
+
+
+# -- supersession inside one session ---------------------------------------------------------------
+
+
+def _candidate(index: int) -> str:
+    return f"candidate:{index:020x}"
+
+
+def _activation(index: int) -> str:
+    return f"activation:{index:020x}"
+
+
+@pytest.mark.parametrize("order", ["superseded_first", "superseding_first"])
+@pytest.mark.parametrize("by", ["candidate_ref", "activation_ref"])
+def test_a_record_superseded_by_another_returned_record_is_dropped(order: str, by: str) -> None:
+    """ "When a returned record supersedes another returned record, the superseded one is
+    dropped from the session (and counted)" -- whichever came first, by either ref."""
+    provider = InMemoryProvider()
+    named = _candidate(1) if by == "candidate_ref" else _activation(1)
+    old = active_record(1)
+    new = active_record(2, supersedes=(named,))
+    for record in (old, new) if order == "superseded_first" else (new, old):
+        store(provider, record)
+    session = _run(provider)
+    assert [item.candidate_ref for item in session.items] == [_candidate(2)]
+    assert session.superseded_dropped == 1
+    assert session.packet.result_count == 1
+    assert [r.candidate_ref for r in session.packet.results] == [_candidate(2)]
+
+
+def test_superseding_an_unreturned_record_drops_nothing() -> None:
+    provider = InMemoryProvider()
+    store(provider, active_record(1))
+    store(provider, active_record(2, supersedes=(_candidate(9),)))
+    session = _run(provider)
+    assert {item.candidate_ref for item in session.items} == {_candidate(1), _candidate(2)}
+    assert session.superseded_dropped == 0
+
+
+def test_a_record_naming_itself_is_not_dropped_by_itself() -> None:
+    provider = InMemoryProvider()
+    store(provider, active_record(1, supersedes=(_candidate(1),)))
+    session = _run(provider)
+    assert session.status == "completed"
+    assert session.superseded_dropped == 0
+
+
+def test_mutual_supersession_drops_both_and_the_recall_is_empty() -> None:
+    provider = InMemoryProvider()
+    store(provider, active_record(1, supersedes=(_candidate(2),)))
+    store(provider, active_record(2, supersedes=(_candidate(1),)))
+    session = _run(provider)
+    assert session.status == "empty"
+    assert session.items == ()
+    assert session.superseded_dropped == 2
+
+
+@given(
+    links=st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 4)).filter(lambda pair: pair[0] != pair[1]),
+        max_size=8,
+    ),
+    limit=st.integers(1, 8),
+)
+def test_no_record_superseded_by_another_returned_record_reaches_the_model(
+    links: list[tuple[int, int]], limit: int
+) -> None:
+    """Invariant: no item of a session is superseded by another item of it, and every record
+    dropped for that is counted."""
+    supersedes: dict[int, set[int]] = {i: set() for i in range(5)}
+    for newer, older in links:
+        supersedes[newer].add(older)
+    provider = InMemoryProvider()
+    for index in range(5):
+        refs = tuple(_candidate(old) for old in sorted(supersedes[index]))
+        store(provider, active_record(index, supersedes=refs))
+    session = _run(provider, asked=request(limit=limit))
+    kept = {item.candidate_ref for item in session.items}
+    for item in session.items:
+        assert not item.legacy
+        others = kept - {item.candidate_ref}
+        assert not others & set(item.record.supersession.supersedes_refs)  # type: ignore[union-attr]
+    read_back = session.packet.provider_call_count - 1
+    assert len(session.items) + session.superseded_dropped == read_back
+
+
+# -- a time-bound corpus ages its records ---------------------------------------------------------
+
+
+def _time_bound(max_age: int = 3600) -> Any:
+    from reward_memory.records.corpus import CorpusFreshness
+
+    return corpus(freshness=CorpusFreshness(mode="time_bound", max_age_seconds=max_age))
+
+
+def _fresh_request(**changes: Any) -> Any:
+    from reward_memory.records.recall import FreshnessContext
+
+    context = FreshnessContext(source_truth_current=True, age_seconds=10)
+    return request(freshness_context=context, **changes)
+
+
+# NOW is 2026-03-01T12:00:00Z; max_age 3600 s.
+AGES = [
+    ("observed_and_activated_recently", "2026-03-01T11:30:00Z", "2026-03-01T11:40:00Z", True),
+    ("exactly_max_age", "2026-03-01T11:00:00Z", "2026-03-01T11:00:00Z", True),
+    ("one_second_too_old", "2026-03-01T10:59:59Z", "2026-03-01T11:30:00Z", False),
+    ("activated_long_ago", "2026-03-01T11:30:00Z", "2026-02-01T00:00:00Z", False),
+    ("observed_long_ago", "2026-02-01T00:00:00Z", "2026-03-01T11:30:00Z", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "observed", "activated", "recalled"), AGES, ids=[a[0] for a in AGES]
+)
+def test_a_time_bound_corpus_does_not_recall_records_older_than_max_age(
+    name: str, observed: str, activated: str, recalled: bool
+) -> None:
+    """ "A record older than max_age_seconds at now is not recalled"; its age starts at its
+    earliest time (the source observation or the activation, whichever is older)."""
+    del name
+    provider = InMemoryProvider()
+    store(provider, active_record(1, observed_at=observed, activated_at=activated))
+    session = _run(provider, declared=_time_bound(), asked=_fresh_request())
+    assert (session.status == "completed") is recalled
+
+
+def test_aging_follows_the_injected_now() -> None:
+    provider = InMemoryProvider()
+    stamp = "2026-03-01T11:30:00Z"
+    store(provider, active_record(1, observed_at=stamp, activated_at=stamp))
+    declared = _time_bound(max_age=3600)
+    assert _run(provider, declared=declared, asked=_fresh_request()).status == "completed"
+    later = NOW.replace(hour=13)
+    assert _run(provider, declared=declared, asked=_fresh_request(), now=later).status == "empty"
+
+
+def test_other_freshness_modes_do_not_age_records() -> None:
+    provider = InMemoryProvider()
+    old = "2020-01-01T00:00:00Z"
+    store(provider, active_record(1, observed_at=old, activated_at=old))
+    assert _run(provider).status == "completed"
