@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _recall_support import (
     CORPUS_ID,
@@ -156,6 +158,46 @@ def test_summaries_are_hidden_unless_public_safe(provider: Provider, visibility:
     assert session.items[0].content_summary.startswith("Reviewer summary tone")
     text = json.dumps(validate_packet(session.packet))
     assert "preference number" not in text
+
+
+@pytest.mark.parametrize("record_visibility", ["private", "workspace"])
+def test_a_private_record_is_never_public_even_from_a_public_safe_corpus(
+    provider: Provider, record_visibility: str
+) -> None:
+    """Issue item 3: "a private record's summary never appears in a public packet, even from
+    a public_safe corpus" (a workspace record is not public either)."""
+    store(provider, active_record(1, visibility=record_visibility, summary="Private tone rule."))
+    store(provider, active_record(2, summary="Public tone rule for reviewer summary."))
+    session = run(provider)  # corpus() is public_safe
+    exposed = {r.candidate_ref: r.content_exposed for r in session.packet.results}
+    assert exposed == {"candidate:" + "0" * 19 + "1": False, "candidate:" + "0" * 19 + "2": True}
+    text = json.dumps(validate_packet(session.packet))
+    assert "Private tone rule" not in text
+    assert "Public tone rule" in text
+    # The model still gets both, in process.
+    assert {item.content_summary for item in session.items} == {
+        "Private tone rule.",
+        "Public tone rule for reviewer summary.",
+    }
+
+
+@given(
+    corpus_visibility=st.sampled_from(["private", "workspace", "public_safe"]),
+    record_visibility=st.sampled_from(["private", "workspace", "public_safe"]),
+)
+def test_a_summary_is_public_only_when_corpus_and_record_both_allow_it(
+    corpus_visibility: str, record_visibility: str
+) -> None:
+    """Invariant: ``content_exposed`` (and a summary in the packet) iff both are public_safe."""
+    memory = InMemoryProvider()
+    store(memory, active_record(1, visibility=record_visibility))
+    declared = corpus(
+        privacy=CorpusPrivacy(visibility=corpus_visibility, raw_content_in_registry=False)
+    )
+    (result,) = run(memory, declared=declared).packet.results
+    both = corpus_visibility == record_visibility == "public_safe"
+    assert result.content_exposed is both
+    assert (result.content_summary is not None) is both
 
 
 def test_empty_recall(provider: Provider) -> None:
