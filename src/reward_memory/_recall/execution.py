@@ -149,11 +149,9 @@ def _foreign_ref(hit: object) -> object:
 
 
 def _usable_ref(ref: str) -> bool:
-    """A read-back ref is usable when not huge and UTF-8 (no lone surrogate)."""
-    if len(ref) > _MAX_REF_LENGTH:
+    """A ref is usable when non-empty, not huge, and UTF-8 (no lone surrogate)."""
+    if not ref or len(ref) > _MAX_REF_LENGTH:
         return False
-    if ref.isascii():
-        return True
     try:
         ref.encode("utf-8")
     except UnicodeEncodeError:
@@ -244,8 +242,10 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
             )
             for hit in hits:
                 ref = hit.ref if type(hit) is SearchHit else _foreign_ref(hit)
-                if type(ref) is not str or not ref or ref in seen:
+                if type(ref) is not str or ref in seen:
                     continue
+                if not ((ref.isascii() and 0 < len(ref) <= _MAX_REF_LENGTH) or _usable_ref(ref)):
+                    continue  # empty, huge, or not UTF-8: never passed on to read
                 seen.add(ref)
                 remaining = deadline - clock()
                 if not remaining > 0:
@@ -274,11 +274,9 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
                     or parsed.record_key in keys
                 ):
                     continue
-                accepted = _accept(ref, parsed, provider_id, namespace, exposed and parsed.public)
-                if accepted is None:
-                    continue
                 keys.add(parsed.record_key)  # one record under several refs: seen once
-                item, result = accepted
+                public = exposed and parsed.public
+                item, result = _accept(ref, parsed, provider_id, namespace, public)
                 items.append(item)
                 results.append(result)
                 if parsed.supersedes:
@@ -332,13 +330,8 @@ def _unavailable(
 @functools.lru_cache(maxsize=_REF_CACHE_SIZE)
 def _accept(
     ref: str, parsed: Parsed, provider_id: str, namespace: str, exposed: bool
-) -> tuple[RecallItem, RecallResult] | None:
-    """The transient item and public result of one accepted readback (cached: both immutable).
-
-    ``None`` for a ref that is unusable (huge, or not UTF-8): that hit is skipped.
-    """
-    if not _usable_ref(ref):
-        return None
+) -> tuple[RecallItem, RecallResult]:
+    """The transient item and public result of one accepted readback (cached: both immutable)."""
     item = RecallItem(
         memory_ref=ref,
         provider_ref=provider_ref(provider_id, namespace, ref),
