@@ -15,9 +15,8 @@ from typing import Any, Final
 
 import attrs
 
-from reward_memory.digests import digest_hex
 from reward_memory.grammars import parse_timestamp
-from reward_memory.records._plain import from_plain, to_plain
+from reward_memory.records._plain import from_plain
 from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
 from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
@@ -27,6 +26,7 @@ __all__ = ["Parsed", "identity", "parse"]
 _PARSE_CACHE_SIZE: Final = 2048
 _V1: Final = "reward_memory_active_record_v1"
 _V0: Final = "reward_memory_active_record_v0"
+_CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -84,6 +84,13 @@ def _digest_of(content: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _record_key(data: dict[str, Any]) -> str:
+    # The record's identity, whatever whitespace or key order its writer used: the
+    # digest of its parsed JSON, canonically encoded (it built a strict record, so
+    # equal keys mean equal records).
+    return hashlib.sha256(_CANONICAL.encode(data).encode("utf-8")).hexdigest()
+
+
 def _earliest(*stamps: str | None) -> datetime | None:
     moments = [parse_timestamp(stamp) for stamp in stamps if stamp is not None]
     return min(moments) if moments else None
@@ -109,7 +116,7 @@ def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
         public=record.privacy.visibility == "public_safe",
         own_refs=frozenset((record.candidate_ref, record.activation_ref)),
         supersedes=frozenset(record.supersession.supersedes_refs),
-        record_key=digest_hex(to_plain(record)),
+        record_key=_record_key(data),
         content_digest=_digest_of(content),
         authority_level=record.authority.level,
     )
@@ -139,7 +146,7 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         public=False,  # v0 has no visibility: its summary is never exposed
         own_refs=frozenset(own),
         supersedes=frozenset(lifecycle.supersedes_refs),
-        record_key=digest_hex(to_plain(record)),
+        record_key=_record_key(data),
         content_digest=_digest_of(content),
         # A legacy record has no authority block: it is advisory, whatever its class.
         authority_level="advisory",
