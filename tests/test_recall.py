@@ -420,6 +420,25 @@ def test_bounded_agentic_search_dedupes_and_keeps_going_after_empty(provider: Pr
     assert len(session.packet.query_evidence) == 3
 
 
+@given(
+    copies=st.lists(st.integers(0, 3), min_size=1, max_size=8),
+    pretty=st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_one_record_under_several_refs_reaches_the_model_once(
+    copies: list[int], pretty: list[bool]
+) -> None:
+    """Issue item 11: "one record stored under several refs (dedupe: the model sees each
+    record once)" -- also when a copy is written with other whitespace or key order."""
+    memory = InMemoryProvider()
+    for key, (index, indent) in enumerate(zip(copies, pretty, strict=False)):
+        data = wire.dump(active_record(index))
+        text = json.dumps(data, indent=2) if indent else json.dumps(data, sort_keys=True)
+        store(memory, text, key=f"copy-{key}")
+    session = run(memory, asked=request(limit=8))
+    candidates = [item.candidate_ref for item in session.items]
+    assert len(candidates) == len(set(candidates)) == len(set(copies))
+
+
 def test_bounded_search_stops_querying_at_the_limit(provider: Provider) -> None:
     for i in range(4):
         store(provider, active_record(i))
