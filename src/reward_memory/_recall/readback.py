@@ -54,8 +54,7 @@ class Parsed:
     # The record's earliest time (source observation or activation): its age starts here.
     born_at: datetime | None
     public: bool  # the record's own visibility is public_safe
-    own_refs: frozenset[str]  # the refs another record's supersession may name
-    supersedes: frozenset[str]
+    supersedes: tuple[str, ...]  # the refs this record supersedes (candidate or activation refs)
     record_key: str
     content_digest: str
     authority_level: str
@@ -114,8 +113,7 @@ def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
         expires_at=None if expires is None else parse_timestamp(expires),
         born_at=_earliest(record.source.observed_at, record.activated_at),
         public=record.privacy.visibility == "public_safe",
-        own_refs=frozenset((record.candidate_ref, record.activation_ref)),
-        supersedes=frozenset(record.supersession.supersedes_refs),
+        supersedes=record.supersession.supersedes_refs,
         record_key=_record_key(data),
         content_digest=_digest_of(content),
         authority_level=record.authority.level,
@@ -127,9 +125,6 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
     scope = record.scope
     lifecycle = record.lifecycle
     expires = lifecycle.expires_at
-    own = {record.candidate_ref}
-    if record.activation_ref is not None:
-        own.add(record.activation_ref)
     return Parsed(
         record=record,
         legacy=True,
@@ -144,8 +139,7 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         # A v0 source carries no time: a legacy record's age starts at its activation.
         born_at=_earliest(record.activated_at),
         public=False,  # v0 has no visibility: its summary is never exposed
-        own_refs=frozenset(own),
-        supersedes=frozenset(lifecycle.supersedes_refs),
+        supersedes=lifecycle.supersedes_refs,
         record_key=_record_key(data),
         content_digest=_digest_of(content),
         # A legacy record has no authority block: it is advisory, whatever its class.
