@@ -245,6 +245,16 @@ def test_a_record_superseded_by_another_returned_record_is_dropped(order: str, b
     assert [r.candidate_ref for r in session.packet.results] == [_candidate(2)]
 
 
+def test_a_record_superseded_by_its_provider_ref_is_dropped() -> None:
+    """The superseded record may also be named by the ref it is stored under."""
+    provider = InMemoryProvider()
+    old_ref = store(provider, active_record(1))
+    store(provider, active_record(2, supersedes=(old_ref,)))
+    session = _run(provider)
+    assert [item.candidate_ref for item in session.items] == [_candidate(2)]
+    assert session.superseded_dropped == 1
+
+
 def test_superseding_an_unreturned_record_drops_nothing() -> None:
     provider = InMemoryProvider()
     store(provider, active_record(1))

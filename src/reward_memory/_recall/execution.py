@@ -170,23 +170,30 @@ def _foreign_content(readback: object, ref: str) -> str | None:
 
 
 def _superseded(items: list[RecallItem]) -> list[bool]:
-    """Which items another returned item supersedes (by candidate or activation ref)."""
-    lineage = [_lineage(item.record) for item in items]
+    """Which items another returned item supersedes.
+
+    A record is named by its candidate ref, its activation ref, or the raw or
+    opaque provider ref it was read back under; a record naming itself is not
+    dropped by itself.
+    """
+    named = [
+        {item.candidate_ref, item.memory_ref, item.provider_ref, item.record.activation_ref}
+        for item in items
+    ]
+    supersedes = [frozenset(_supersedes(item.record)) for item in items]
     dropped = [False] * len(items)
-    for index, (own, _) in enumerate(lineage):
-        for other, (_, supersedes) in enumerate(lineage):
-            if other != index and supersedes & own:
+    for index, names in enumerate(named):
+        for other, refs in enumerate(supersedes):
+            if other != index and not refs.isdisjoint(names):
                 dropped[index] = True
                 break
     return dropped
 
 
-def _lineage(record: ActiveRecord | LegacyActiveRecord) -> tuple[frozenset[str], frozenset[str]]:
-    """(the refs that name ``record``, the refs it supersedes)."""
-    own = frozenset(ref for ref in (record.candidate_ref, record.activation_ref) if ref)
+def _supersedes(record: ActiveRecord | LegacyActiveRecord) -> tuple[str, ...]:
     if isinstance(record, ActiveRecord):
-        return own, frozenset(record.supersession.supersedes_refs)
-    return own, frozenset(record.lifecycle.supersedes_refs)
+        return record.supersession.supersedes_refs
+    return record.lifecycle.supersedes_refs
 
 
 def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call per step)
