@@ -14,9 +14,10 @@
 Fail open is total: ``provider_unavailable`` (with setup hints, discarding
 whatever was gathered, never raising) for
 
-- any exception a provider raises, of any class but ``KeyboardInterrupt`` and
-  ``SystemExit`` (which propagate), including ``BaseException`` subclasses and
-  exceptions whose own attributes raise (reason ``provider_execution_failed``;
+- any exception a provider raises, or an object it returned raises when read,
+  of any class but ``KeyboardInterrupt`` and ``SystemExit`` (which propagate),
+  including ``BaseException`` subclasses and exceptions whose own attributes
+  raise (reason ``provider_execution_failed``;
   a ``ProviderUnavailable`` keeps its ``reason_code`` when that is a plain,
   safe token, else ``provider_unavailable``);
 - a wholly malformed search answer: ``None``, no ``hits``, or ``hits`` that is
@@ -25,17 +26,19 @@ whatever was gathered, never raising) for
   recall on a monotonic clock; each call gets the time that remains, and a
   recall whose budget runs out, or whose last answer came late, fails with
   ``recall_deadline_exceeded``. Nothing partial is reported: a recall that did
-  not finish in time says so and shows nothing.
+  not finish in time says so and shows nothing. (A provider that ignores its
+  timeout can still block its own call; its late answer is then discarded.)
 
 One bad part of an answer is skipped, never coerced: a hit whose ``ref`` is not
-a plain, non-empty UTF-8 ``str``; a repeated ref; a readback that is not
+a plain, non-empty UTF-8 ``str`` of at most 2048 characters (it is never passed
+on to ``read``); a repeated ref; a readback that is not
 exactly ``found is True``, the same ``ref`` and ``str`` content; content that
 is not an active record of the exact corpus, class, scope and surface (or is
 expired at ``now``, revoked, superseded, retired, or, in a time-bound corpus,
 older than ``max_age_seconds``); the same record already read under another
 ref (the model sees each record once). A returned record that another returned
-record supersedes (by candidate or activation ref) is dropped and counted in
-:attr:`RecallSession.superseded_dropped`.
+record supersedes (naming its candidate, activation or provider ref) is dropped
+and counted in :attr:`RecallSession.superseded_dropped`.
 
 The public packet carries opaque refs (``provider-`` + 20 hex), query digests
 and summaries; ``content_summary`` only when the corpus is ``public_safe`` and
