@@ -871,3 +871,19 @@ def test_a_provider_without_operations_fails_open() -> None:
     session = recall(**arguments)
     assert session.status == "provider_unavailable"
     assert session.packet.reason_code == FAILED
+
+
+def test_execute_recall_keeps_the_same_deadline() -> None:
+    from reward_memory.guarded_recall import build_recall_request, execute_recall
+
+    rogue = Rogue(Case("late", read=_slow(TIMEOUT + 1, _real_read)))
+    arguments = _arguments(rogue)
+    packet = build_recall_request(
+        arguments["request"], corpus=arguments["corpus"], checkpoint=arguments["checkpoint"]
+    )
+    session = execute_recall(
+        packet, binding=arguments["binding"], provider=rogue, now=NOW, clock=rogue.clock
+    )
+    assert session.packet.reason_code == LATE
+    with pytest.raises(RecordValidationError):
+        execute_recall(packet, binding=arguments["binding"], provider=rogue, clock="soon")  # type: ignore[arg-type]

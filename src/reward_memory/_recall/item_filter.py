@@ -23,8 +23,10 @@ class ItemFilter:
     """What the item filter compares every readback against, for one corpus and surface.
 
     Built once per (corpus object, surface) and kept (see :func:`filter_of`): the
-    corpus is a frozen record. The verdict on everything but expiry is a pure
-    function of (filter, parsed readback), so it is cached (:func:`static_fit`).
+    corpus is a frozen record. A readback fits when :func:`static_fit` (exact
+    corpus, class and identities; requested surface; surfaces inside the corpus;
+    the corpus revision when revision-bound; live) and :meth:`fits_at` ``now``.
+    The first is a pure function of (filter, parsed readback), so it is cached.
     """
 
     __slots__ = (
@@ -52,12 +54,6 @@ class ItemFilter:
         # The corpus may expose summaries; each record's own visibility must allow it too.
         self.exposed = corpus.privacy.visibility == "public_safe"
 
-    def fits(self, parsed: Parsed, now: datetime) -> bool:
-        """Exact corpus, class and identities; requested surface; surfaces inside the corpus;
-        the corpus revision when revision-bound; live (:func:`static_fit`); then
-        :meth:`fits_at` ``now``."""
-        return static_fit(self, parsed) and self.fits_at(parsed, now)
-
     def fits_at(self, parsed: Parsed, now: datetime) -> bool:
         """Unexpired at ``now`` and, in a time-bound corpus, no older than ``max_age_seconds``
         at ``now`` (a record with no time is of unknown age, so not recalled there)."""
@@ -77,7 +73,7 @@ class ItemFilter:
 
 @functools.lru_cache(maxsize=_VERDICT_CACHE_SIZE)
 def static_fit(item_filter: ItemFilter, parsed: Parsed) -> bool:
-    """Everything :meth:`ItemFilter.fits` checks but time (both keys hash by identity)."""
+    """Everything but time (cached: both keys hash by identity)."""
     return (
         parsed.identity == item_filter.identity
         and parsed.live
