@@ -144,6 +144,10 @@ def active_record(
     revoked: bool = False,
     superseded: bool = False,
     retired_reason: str | None = None,
+    visibility: str = "public_safe",
+    supersedes: tuple[str, ...] = (),
+    observed_at: str = "2026-02-01T00:00:00Z",
+    activated_at: str = "2026-02-01T00:00:00Z",
     **scope: Any,
 ) -> ActiveRecord:
     """An active record v1 (soft preference unless told otherwise)."""
@@ -158,7 +162,7 @@ def active_record(
         lifecycle_state = "superseded"
     return ActiveRecord(
         activation_ref=f"activation:{index:020x}",
-        activated_at="2026-02-01T00:00:00Z",
+        activated_at=activated_at,
         corpus_id=corpus_id,
         candidate_ref=f"candidate:{index:020x}",
         content_summary=summary or f"Reviewer summary tone preference number {index}.",
@@ -168,7 +172,7 @@ def active_record(
             source_ref=f"review:{index}",
             actor_ref="actor:maintainer",
             actor_role="maintainer",
-            observed_at="2026-02-01T00:00:00Z",
+            observed_at=observed_at,
         ),
         scope=RecordScope(
             workspace_ref=workspace_ref,
@@ -179,13 +183,19 @@ def active_record(
         authority=authority,
         confidence=Confidence(level="high", basis="explicit maintainer review"),
         lifecycle_state=lifecycle_state,  # type: ignore[arg-type]
-        supersession=Supersession(superseded_by_ref="candidate:next" if superseded else None),
+        supersession=Supersession(
+            supersedes_refs=supersedes,
+            superseded_by_ref="candidate:next" if superseded else None,
+        ),
         revocation=Revocation(
             revoked_by_ref="operator:alice" if revoked else None,
             revoked_at="2026-02-15T00:00:00Z" if revoked else None,
         ),
         expiry=Expiry(expires_at=expires_at, retired_reason=retired_reason),
-        privacy=Privacy(visibility="workspace", retention_class="durable_until_revoked"),
+        privacy=Privacy(
+            visibility=visibility,  # type: ignore[arg-type]
+            retention_class="durable_until_revoked",
+        ),
         review=ReviewSummary(
             reviewer_ref="reviewer:bob", review_ref=f"review:{index}", reasoning_summary="scoped"
         ),
@@ -196,6 +206,17 @@ def active_record(
 def content_of(record: Any) -> str:
     """The JSON text a corpus owner writes for a record."""
     return json.dumps(wire.dump(record), sort_keys=True)
+
+
+def tampered(record: Any, path: tuple[str, ...], value: Any) -> str:
+    """The JSON text of ``record`` with the value at ``path`` replaced (a stored record
+    that no valid constructor would build: what a careless or hostile writer leaves)."""
+    data = wire.dump(record)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return json.dumps(data, sort_keys=True)
 
 
 def scope_of(bound: ProviderBinding) -> ProviderScope:

@@ -139,7 +139,10 @@ def test_lifecycle_state_agrees_with_its_references(changes: dict[str, Any], pat
 
 
 def test_consistent_lifecycles_are_accepted() -> None:
-    envelope(lifecycle_state="revoked", revocation=Revocation(revoked_by_ref="control:r:1"))
+    envelope(
+        lifecycle_state="revoked",
+        revocation=Revocation(revoked_by_ref="control:r:1", revoked_at="2026-01-01T00:00:00Z"),
+    )
     envelope(
         lifecycle_state="superseded", supersession=Supersession(superseded_by_ref="candidate:x")
     )

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _recall_support import (
     CORPUS_ID,
@@ -26,6 +28,7 @@ from _recall_support import (
     corpus,
     request,
     store,
+    tampered,
     validate_packet,
 )
 from reward_memory import wire
@@ -157,6 +160,46 @@ def test_summaries_are_hidden_unless_public_safe(provider: Provider, visibility:
     assert "preference number" not in text
 
 
+@pytest.mark.parametrize("record_visibility", ["private", "workspace"])
+def test_a_private_record_is_never_public_even_from_a_public_safe_corpus(
+    provider: Provider, record_visibility: str
+) -> None:
+    """Issue item 3: "a private record's summary never appears in a public packet, even from
+    a public_safe corpus" (a workspace record is not public either)."""
+    store(provider, active_record(1, visibility=record_visibility, summary="Private tone rule."))
+    store(provider, active_record(2, summary="Public tone rule for reviewer summary."))
+    session = run(provider)  # corpus() is public_safe
+    exposed = {r.candidate_ref: r.content_exposed for r in session.packet.results}
+    assert exposed == {"candidate:" + "0" * 19 + "1": False, "candidate:" + "0" * 19 + "2": True}
+    text = json.dumps(validate_packet(session.packet))
+    assert "Private tone rule" not in text
+    assert "Public tone rule" in text
+    # The model still gets both, in process.
+    assert {item.content_summary for item in session.items} == {
+        "Private tone rule.",
+        "Public tone rule for reviewer summary.",
+    }
+
+
+@given(
+    corpus_visibility=st.sampled_from(["private", "workspace", "public_safe"]),
+    record_visibility=st.sampled_from(["private", "workspace", "public_safe"]),
+)
+def test_a_summary_is_public_only_when_corpus_and_record_both_allow_it(
+    corpus_visibility: str, record_visibility: str
+) -> None:
+    """Invariant: ``content_exposed`` (and a summary in the packet) iff both are public_safe."""
+    memory = InMemoryProvider()
+    store(memory, active_record(1, visibility=record_visibility))
+    declared = corpus(
+        privacy=CorpusPrivacy(visibility=corpus_visibility, raw_content_in_registry=False)
+    )
+    (result,) = run(memory, declared=declared).packet.results
+    both = corpus_visibility == record_visibility == "public_safe"
+    assert result.content_exposed is both
+    assert (result.content_summary is not None) is both
+
+
 def test_empty_recall(provider: Provider) -> None:
     session = run(provider)
     packet = session.packet
@@ -187,7 +230,8 @@ REJECTED: list[tuple[str, Any]] = [
         active_record(1, lifecycle_state="expired", expires_at="2026-01-01T00:00:00Z"),
     ),
     ("retired", active_record(1, lifecycle_state="retired", retired_reason="obsolete")),
-    ("active_with_retired_reason", active_record(1, retired_reason="obsolete")),
+    # An active record that also carries a retirement is invalid (never "half-retired").
+    ("active_with_retired_reason", tampered(active_record(1), ("expiry", "retired_reason"), "x")),
     ("candidate_state", active_record(1, lifecycle_state="candidate")),
     ("expired_at_now", active_record(1, expires_at="2026-03-01T12:00:00Z")),
     ("expired_before_now", active_record(1, expires_at="2026-02-28T00:00:00+00:00")),
@@ -374,6 +418,25 @@ def test_bounded_agentic_search_dedupes_and_keeps_going_after_empty(provider: Pr
     # three searches, three distinct reads (the third query's hits were seen already)
     assert session.packet.provider_call_count == 3 + 3
     assert len(session.packet.query_evidence) == 3
+
+
+@given(
+    copies=st.lists(st.integers(0, 3), min_size=1, max_size=8),
+    pretty=st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_one_record_under_several_refs_reaches_the_model_once(
+    copies: list[int], pretty: list[bool]
+) -> None:
+    """Issue item 11: "one record stored under several refs (dedupe: the model sees each
+    record once)" -- also when a copy is written with other whitespace or key order."""
+    memory = InMemoryProvider()
+    for key, (index, indent) in enumerate(zip(copies, pretty, strict=False)):
+        data = wire.dump(active_record(index))
+        text = json.dumps(data, indent=2) if indent else json.dumps(data, sort_keys=True)
+        store(memory, text, key=f"copy-{key}")
+    session = run(memory, asked=request(limit=8))
+    candidates = [item.candidate_ref for item in session.items]
+    assert len(candidates) == len(set(candidates)) == len(set(copies))
 
 
 def test_bounded_search_stops_querying_at_the_limit(provider: Provider) -> None:
@@ -576,7 +639,7 @@ class Misbehaving(InMemoryProvider):
 
 def test_malformed_search_answer_fails_open() -> None:
     provider = Misbehaving("search_returns_none")
-    _assert_unavailable(run(provider), "provider_execution_failed")
+    _assert_unavailable(run(provider), "provider_answer_malformed")
 
 
 @pytest.mark.parametrize("mode", ["read_other_ref", "read_bytes"])

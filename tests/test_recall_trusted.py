@@ -89,6 +89,10 @@ def _sessions() -> dict[str, RecallSession]:
     }
     with provider.set_faults(unavailable=True):
         sessions["provider_unavailable"] = recall(asked, provider=provider, **run)
+    ticks = iter([0.0, 0.0, 99.0])  # the deadline runs out before the first read
+    sessions["deadline_exceeded"] = recall(
+        asked, provider=provider, clock=lambda: next(ticks), **run
+    )
     packet = build_recall_request(asked, corpus=corpus(), checkpoint=checkpoint())
     sessions["reblocked"] = execute_recall(
         packet, binding=binding(corpus_id="other_corpus"), provider=provider, now=NOW
@@ -97,11 +101,22 @@ def _sessions() -> dict[str, RecallSession]:
 
 
 @pytest.mark.parametrize(
-    "status", ["completed", "empty", "guard_blocked", "provider_unavailable", "reblocked"]
+    "status",
+    [
+        "completed",
+        "empty",
+        "guard_blocked",
+        "provider_unavailable",
+        "reblocked",
+        "deadline_exceeded",
+    ],
 )
 def test_every_recall_packet_passes_the_public_constructor(status: str) -> None:
     session = _sessions()[status]
-    assert session.status == ("guard_blocked" if status == "reblocked" else status)
+    aliases = {"reblocked": "guard_blocked", "deadline_exceeded": "provider_unavailable"}
+    assert session.status == aliases.get(status, status)
+    if status == "deadline_exceeded":
+        assert session.packet.reason_code == "recall_deadline_exceeded"
     _revalidate(session.packet)
     _revalidate(session.request_packet)
 

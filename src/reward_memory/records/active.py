@@ -10,10 +10,11 @@ never written (differs from the original).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
+from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records.envelope import (
     CLASS_IDS,
@@ -31,7 +32,16 @@ from reward_memory.records.envelope import (
     Supersession,
 )
 
-__all__ = ["ActivationLineage", "ActiveRecord", "LegacyActiveRecord", "ReviewSummary"]
+__all__ = [
+    "ActivationLineage",
+    "ActiveRecord",
+    "LegacyActiveRecord",
+    "LegacyLifecycle",
+    "LegacyLineage",
+    "LegacyPrivacy",
+    "LegacySource",
+    "ReviewSummary",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -101,13 +111,64 @@ class ActiveRecord:
 
 
 @attrs.frozen(kw_only=True)
+class LegacySource:
+    """The v0 record's copied candidate source: kind, ref, actor and (optional) role."""
+
+    source_kind: str = f.token()
+    source_ref: str = f.text(240)
+    actor_ref: str = f.token()
+    actor_role: str | None = f.optional_token()
+
+
+@attrs.frozen(kw_only=True)
+class LegacyLineage:
+    """The v0 activation lineage: an accepted review of a guard-passed candidate, or invalid."""
+
+    effective_decision: Literal["accept"] = f.const("accept")
+    guard_passed: Literal[True] = f.const(True)
+    review_ref: str | None = f.optional_token()
+
+
+@attrs.frozen(kw_only=True)
+class LegacyPrivacy:
+    """The v0 privacy block: only the claim that raw content was not captured (never true)."""
+
+    raw_content_captured: Literal[False] = f.const(False)
+
+
+@attrs.frozen(kw_only=True)
+class LegacyLifecycle:
+    """The v0 lifecycle: state, optional expiry, lineage refs.
+
+    ``superseded_by`` is only valid on a record that is no longer ``active``
+    (no half-superseded record, as for the v1 envelope).
+    """
+
+    state: LifecycleState = f.enum(*LIFECYCLE_STATES)
+    expires_at: str | None = f.optional_timestamp()
+    supersedes_refs: tuple[str, ...] = f.token_list(max_items=50)
+    superseded_by: str | None = f.optional_token()
+
+    def __attrs_post_init__(self) -> None:
+        if self.superseded_by is not None and self.state == "active":
+            raise RecordValidationError(
+                "an active record cannot be superseded; its state says superseded",
+                path="$.superseded_by",
+                code="inconsistent_lifecycle",
+            )
+
+
+@attrs.frozen(kw_only=True)
 class LegacyActiveRecord:
     """``reward_memory_active_record_v0`` as the original wrote it (read-only input).
 
-    Only the keys recall needs are typed; the original's optional ``review``,
-    ``activation_lineage`` and ``source`` blocks are kept as plain mappings. A
-    legacy record has no authority block: it is read as advisory only and can
-    never carry action authority.
+    Every block is a strict record (unknown fields refused, every string scanned
+    for credentials and local paths): scope, lifecycle, source, review, lineage
+    and privacy. A record claiming raw content, or whose lineage says the guard
+    did not pass, is invalid (so never recalled). A legacy record has no
+    authority block: it is read as advisory only and can never carry action
+    authority; it has no visibility either, so its summary is never exposed in
+    a public packet.
     """
 
     schema_version: Literal["reward_memory_active_record_v0"] = f.const(
@@ -117,13 +178,13 @@ class LegacyActiveRecord:
     candidate_ref: str = f.token()
     target_class: ClassId = f.enum(*CLASS_IDS)
     content_summary: str = f.text(500)
-    scope: dict[str, Any]
-    lifecycle: dict[str, Any]
+    scope: RecordScope
+    lifecycle: LegacyLifecycle
     activation_ref: str | None = f.optional_token()
     activated_at: str | None = f.optional_timestamp()
-    source: dict[str, Any] | None = None
-    review: dict[str, Any] | None = None
-    activation_lineage: dict[str, Any] | None = None
-    privacy: dict[str, Any] | None = None
-    provider_write_performed: bool = False
-    external_writes_performed: bool = False
+    source: LegacySource | None = None
+    review: ReviewSummary | None = None
+    activation_lineage: LegacyLineage | None = None
+    privacy: LegacyPrivacy | None = None
+    provider_write_performed: bool = f.strict_bool(default=False)
+    external_writes_performed: bool = f.strict_bool(default=False)

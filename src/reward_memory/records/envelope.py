@@ -190,31 +190,7 @@ def _check_envelope(envelope: DurableEnvelope) -> None:
             path="$.authority.level",
             code="authority_widened",
         )
-    state = envelope.lifecycle_state
-    if (state == "revoked") != (envelope.revocation.revoked_by_ref is not None):
-        raise RecordValidationError(
-            "lifecycle_state revoked and revocation.revoked_by_ref go together",
-            path="$.revocation.revoked_by_ref",
-            code="inconsistent_lifecycle",
-        )
-    if state == "superseded" and envelope.supersession.superseded_by_ref is None:
-        raise RecordValidationError(
-            "a superseded record names what superseded it",
-            path="$.supersession.superseded_by_ref",
-            code="inconsistent_lifecycle",
-        )
-    if state == "expired" and envelope.expiry.expires_at is None:
-        raise RecordValidationError(
-            "an expired record names when it expired",
-            path="$.expiry.expires_at",
-            code="inconsistent_lifecycle",
-        )
-    if state == "retired" and envelope.expiry.retired_reason is None:
-        raise RecordValidationError(
-            "a retired record keeps a compact reason",
-            path="$.expiry.retired_reason",
-            code="inconsistent_lifecycle",
-        )
+    _check_lifecycle(envelope)
     if (
         envelope.class_id == "working_context"
         and envelope.expiry.expires_at is None
@@ -225,6 +201,60 @@ def _check_envelope(envelope: DurableEnvelope) -> None:
             path="$.expiry.expires_at",
             code="missing_field",
         )
+
+
+_LIVE_STATES: Final[frozenset[str]] = frozenset({"observed", "candidate", "active"})
+
+
+def _inconsistent(message: str, path: str) -> RecordValidationError:
+    return RecordValidationError(message, path=path, code="inconsistent_lifecycle")
+
+
+def _check_lifecycle(envelope: DurableEnvelope) -> None:
+    """A revocation, supersession or retirement is complete and in force, or the record is invalid.
+
+    - revocation: ``revoked_by_ref`` and ``revoked_at`` together (``reason`` only with
+      them), exactly when ``lifecycle_state`` is ``revoked``;
+    - ``superseded_by_ref`` and ``retired_reason`` only on a record that is no
+      longer live (not observed, candidate or active);
+    - ``superseded``, ``retired`` and ``expired`` each name their marker.
+
+    So no "half-revoked" or "active but superseded" record can be built (or read back).
+    """
+    state = envelope.lifecycle_state
+    revocation = envelope.revocation
+    revoker, revoked_at = revocation.revoked_by_ref, revocation.revoked_at
+    if (state == "revoked") != (revoker is not None):
+        raise _inconsistent(
+            "lifecycle_state revoked and revocation.revoked_by_ref go together",
+            "$.revocation.revoked_by_ref",
+        )
+    if (revoker is None) != (revoked_at is None):
+        raise _inconsistent(
+            "a revocation names who revoked it and when, together", "$.revocation.revoked_at"
+        )
+    if revoker is None and revocation.reason is not None:
+        raise _inconsistent("a revocation reason needs the revocation", "$.revocation.reason")
+    live = state in _LIVE_STATES
+    supersession, expiry = envelope.supersession, envelope.expiry
+    if live and supersession.superseded_by_ref is not None:
+        raise _inconsistent(
+            f"a record in state {state} cannot be superseded (its state says superseded)",
+            "$.supersession.superseded_by_ref",
+        )
+    if live and expiry.retired_reason is not None:
+        raise _inconsistent(
+            f"a record in state {state} cannot carry a retirement (its state says retired)",
+            "$.expiry.retired_reason",
+        )
+    if state == "superseded" and supersession.superseded_by_ref is None:
+        raise _inconsistent(
+            "a superseded record names what superseded it", "$.supersession.superseded_by_ref"
+        )
+    if state == "expired" and expiry.expires_at is None:
+        raise _inconsistent("an expired record names when it expired", "$.expiry.expires_at")
+    if state == "retired" and expiry.retired_reason is None:
+        raise _inconsistent("a retired record keeps a compact reason", "$.expiry.retired_reason")
 
 
 @attrs.frozen(kw_only=True)

@@ -1,0 +1,101 @@
+"""Which parsed readbacks belong to one corpus and surface (the recall item filter)."""
+
+from __future__ import annotations
+
+import functools
+from datetime import timedelta
+from typing import TYPE_CHECKING, Final
+
+from reward_memory._recall.readback import Parsed, identity
+from reward_memory.records.corpus import CorpusDeclaration
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = ["ItemFilter", "filter_of", "static_fit"]
+
+_ANY_REVISION: Final = object()
+_FILTER_CACHE_SIZE: Final = 256
+_VERDICT_CACHE_SIZE: Final = 4096
+
+
+class ItemFilter:
+    """What the item filter compares every readback against, for one corpus and surface.
+
+    Built once per (corpus object, surface) and kept (see :func:`filter_of`): the
+    corpus is a frozen record. A readback fits when :func:`static_fit` (exact
+    corpus, class and identities; requested surface; surfaces inside the corpus;
+    the corpus revision when revision-bound; live) and :meth:`fits_at` ``now``.
+    The first is a pure function of (filter, parsed readback), so it is cached.
+    """
+
+    __slots__ = (
+        "corpus",
+        "corpus_surfaces",
+        "exposed",
+        "identity",
+        "max_age",
+        "revision",
+        "surface_id",
+    )
+
+    def __init__(self, corpus: CorpusDeclaration, surface_id: str) -> None:
+        freshness = corpus.freshness
+        self.corpus = corpus  # keeps the corpus alive while this filter is cached by its id
+        self.identity = identity(corpus.corpus_id, corpus.class_id, corpus.scope)
+        self.corpus_surfaces = frozenset(corpus.scope.surface_ids)
+        self.surface_id = surface_id
+        self.revision: object = (
+            freshness.source_revision if freshness.mode == "revision_bound" else _ANY_REVISION
+        )
+        # A time-bound corpus ages its records too (its max_age_seconds is required).
+        max_age = freshness.max_age_seconds if freshness.mode == "time_bound" else None
+        self.max_age = None if max_age is None else timedelta(seconds=max_age)
+        # The corpus may expose summaries; each record's own visibility must allow it too.
+        self.exposed = corpus.privacy.visibility == "public_safe"
+
+    def fits_at(self, parsed: Parsed, now: datetime) -> bool:
+        """Unexpired at ``now`` and, in a time-bound corpus, no older than ``max_age_seconds``
+        at ``now`` (a record with no time is of unknown age, so not recalled there)."""
+        expires = parsed.expires_at
+        if expires is not None and now >= expires:
+            return False
+        max_age = self.max_age
+        if max_age is None:
+            return True
+        born = parsed.born_at
+        return born is not None and now - born <= max_age
+
+    def exposes(self, parsed: Parsed) -> bool:
+        """Whether the public packet may show this record's summary (corpus and record agree)."""
+        return self.exposed and parsed.public
+
+
+@functools.lru_cache(maxsize=_VERDICT_CACHE_SIZE)
+def static_fit(item_filter: ItemFilter, parsed: Parsed) -> bool:
+    """Everything but time (cached: both keys hash by identity)."""
+    return (
+        parsed.identity == item_filter.identity
+        and parsed.live
+        and item_filter.surface_id in parsed.surfaces
+        and parsed.surfaces <= item_filter.corpus_surfaces
+        and (item_filter.revision is _ANY_REVISION or parsed.revision_ref == item_filter.revision)
+    )
+
+
+_FILTERS: dict[tuple[int, str], ItemFilter] = {}
+
+
+def filter_of(corpus: CorpusDeclaration, surface_id: str) -> ItemFilter:
+    """The item filter of ``corpus`` and ``surface_id`` (memoised per corpus object)."""
+    if type(corpus) is not CorpusDeclaration:
+        return ItemFilter(corpus, surface_id)
+    key = (id(corpus), surface_id)
+    found = _FILTERS.get(key)
+    if found is not None and found.corpus is corpus:
+        return found
+    made = ItemFilter(corpus, surface_id)
+    if len(_FILTERS) >= _FILTER_CACHE_SIZE:
+        _FILTERS.clear()
+    _FILTERS[key] = made
+    return made

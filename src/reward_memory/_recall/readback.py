@@ -1,0 +1,164 @@
+"""Parsing one provider readback into an active record (v1, or legacy v0 read as advisory).
+
+A readback is untrusted text: anything that does not parse into a valid record
+is ``None`` (skipped silently, never an error). The parse is cached per exact
+content string, so a hot recall pays for ``json.loads`` and validation once.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from datetime import datetime  # noqa: TC003 - attrs resolves it
+from typing import Any, Final
+
+import attrs
+
+from reward_memory.grammars import parse_timestamp
+from reward_memory.records._plain import from_plain
+from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
+from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
+from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
+
+__all__ = ["Parsed", "identity", "parse"]
+
+_PARSE_CACHE_SIZE: Final = 2048
+_V1: Final = "reward_memory_active_record_v1"
+_V0: Final = "reward_memory_active_record_v0"
+_CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Parsed:
+    """A readback parsed into a record, plus what the item filter needs (cached).
+
+    Compared and hashed by identity: one object per distinct readback content.
+    ``identity`` is (corpus, class, workspace, project, user, peer, session), the
+    tuple an item must share exactly with its corpus. ``record_key`` is the
+    digest of the record's canonical JSON: the same record stored under several
+    refs (or written with other whitespace or key order) has one key, so the
+    model sees it once.
+    """
+
+    record: ActiveRecord | LegacyActiveRecord
+    legacy: bool
+    identity: tuple[str | None, ...]
+    surfaces: frozenset[str]
+    revision_ref: str | None
+    candidate_ref: str
+    class_id: ClassId
+    content_summary: str
+    live: bool  # lifecycle active (so not revoked, superseded or retired: see envelope.py)
+    expires_at: datetime | None
+    # The record's earliest time (source observation or activation): its age starts here.
+    born_at: datetime | None
+    public: bool  # the record's own visibility is public_safe
+    supersedes: tuple[str, ...]  # the refs this record supersedes (candidate or activation refs)
+    record_key: str
+    content_digest: str
+    authority_level: str
+
+
+def identity(
+    corpus_id: str, class_id: str, scope: RecordScope | CorpusScope
+) -> tuple[str | None, ...]:
+    """The (corpus, class, workspace, project, user, peer, session) tuple items must match."""
+    return (
+        corpus_id,
+        class_id,
+        scope.workspace_ref,
+        scope.project_ref,
+        scope.user_ref,
+        scope.peer_ref,
+        scope.session_ref,
+    )
+
+
+def _digest_of(content: str) -> str:
+    # canonical_text (reference §8.3): CRLF -> LF, then one trailing newline removed.
+    text = content.replace("\r\n", "\n")
+    if text.endswith("\n"):
+        text = text[:-1]
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _record_key(data: dict[str, Any]) -> str:
+    # The record's identity, whatever whitespace or key order its writer used: the
+    # digest of its parsed JSON, canonically encoded (it built a strict record, so
+    # equal keys mean equal records).
+    return hashlib.sha256(_CANONICAL.encode(data).encode("utf-8")).hexdigest()
+
+
+def _earliest(*stamps: str | None) -> datetime | None:
+    moments = [parse_timestamp(stamp) for stamp in stamps if stamp is not None]
+    return min(moments) if moments else None
+
+
+def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
+    record: ActiveRecord = from_plain(ActiveRecord, data)
+    # The envelope rules leave a live record no revocation, supersession or
+    # retirement (no half-revoked record builds): its state says it all.
+    expires = record.expiry.expires_at
+    return Parsed(
+        record=record,
+        legacy=False,
+        identity=identity(record.corpus_id, record.class_id, record.scope),
+        surfaces=frozenset(record.scope.surface_ids),
+        revision_ref=record.scope.revision_ref,
+        candidate_ref=record.candidate_ref,
+        class_id=record.class_id,
+        content_summary=record.content_summary,
+        live=record.lifecycle_state == "active",
+        expires_at=None if expires is None else parse_timestamp(expires),
+        born_at=_earliest(record.source.observed_at, record.activated_at),
+        public=record.privacy.visibility == "public_safe",
+        supersedes=record.supersession.supersedes_refs,
+        record_key=_record_key(data),
+        content_digest=_digest_of(content),
+        authority_level=record.authority.level,
+    )
+
+
+def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
+    record: LegacyActiveRecord = from_plain(LegacyActiveRecord, data)
+    scope = record.scope
+    lifecycle = record.lifecycle
+    expires = lifecycle.expires_at
+    return Parsed(
+        record=record,
+        legacy=True,
+        identity=identity(record.corpus_id, record.target_class, scope),
+        surfaces=frozenset(scope.surface_ids),
+        revision_ref=scope.revision_ref,
+        candidate_ref=record.candidate_ref,
+        class_id=record.target_class,
+        content_summary=record.content_summary,
+        live=lifecycle.state == "active",
+        expires_at=None if expires is None else parse_timestamp(expires),
+        # A v0 source carries no time: a legacy record's age starts at its activation.
+        born_at=_earliest(record.activated_at),
+        public=False,  # v0 has no visibility: its summary is never exposed
+        supersedes=lifecycle.supersedes_refs,
+        record_key=_record_key(data),
+        content_digest=_digest_of(content),
+        # A legacy record has no authority block: it is advisory, whatever its class.
+        authority_level="advisory",
+    )
+
+
+@functools.lru_cache(maxsize=_PARSE_CACHE_SIZE)
+def parse(content: str) -> Parsed | None:
+    """Parse one readback (cached per exact content string); ``None`` when unusable."""
+    try:
+        data = json.loads(content)
+        if type(data) is not dict:
+            return None
+        version = data.get("schema_version")
+        if version == _V1:
+            return _parse_v1(data, content)
+        if version == _V0:
+            return _parse_v0(data, content)
+    except Exception:  # noqa: BLE001 - corrupt readback is skipped, never an error
+        return None
+    return None
