@@ -34,6 +34,7 @@ from reward_memory import schemas, wire
 from reward_memory.candidates import propose
 from reward_memory.digests import legacy_json
 from reward_memory.errors import RecordValidationError
+from reward_memory.grammars import normalize_timestamp
 from reward_memory.records.candidate import (
     REASON_CODES,
     AuthorityCheckpoint,
@@ -359,7 +360,8 @@ def test_confidence_never_changes_the_guard() -> None:
 def test_expiry_is_compared_as_an_instant(expires_at: str, blocked: bool) -> None:
     packet = propose(proposal(expires_at=expires_at), checkpoint(), now=NOW)
     assert ("candidate_expired" in packet.guard.reason_codes) is blocked
-    assert packet.candidate.lifecycle.expires_at == expires_at
+    # Stored in the one UTC spelling (item 12): the instant is kept, not the offset.
+    assert packet.candidate.lifecycle.expires_at == normalize_timestamp(expires_at)
 
 
 def test_default_now_is_the_current_time() -> None:
