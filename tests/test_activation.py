@@ -87,7 +87,9 @@ def test_the_scope_is_the_candidate_scope_and_lineage_and_expiry_carry() -> None
     accepted = review(edited, decision("accept"))
     record = _valid(activate(accepted, corpus_for(), checkpoint=checkpoint(), now=NOW))
     assert record.scope == item.scope
-    assert record.supersession.supersedes_refs == (GOLDEN_REF,)
+    assert record.supersession.supersedes_refs == (
+        propose(item, checkpoint(), now=NOW).candidate.candidate_ref,
+    )
     assert record.expiry.expires_at == "2030-01-01T00:00:00Z"
     assert record.source.observed_at == "2026-02-01T00:00:00Z"  # stored normalised
     assert record.content_summary == edited.record.content_summary

@@ -136,16 +136,32 @@ def test_candidate_ref_equals_legacy_j1_for_generated_candidates(
     assert candidate.candidate_ref == f"candidate:{expected[:20]}"
 
 
-def test_reasoning_expiry_observation_do_not_change_the_ref() -> None:
+def test_reasoning_does_not_change_the_ref() -> None:
+    """Reference §9.4: events differing only in reasoning are one candidate (it is the
+    model's assessment of the evidence, never the claim; confidence never raises authority)."""
     base = propose(proposal(), checkpoint(), now=NOW).candidate.candidate_ref
     variants = [
         proposal(reasoning=reasoning(summary="Other words.", confidence="low")),
         proposal(reasoning=reasoning(confidence_basis="A different basis entirely.")),
-        proposal(expires_at="2030-01-01T00:00:00Z"),
-        proposal(observed_at="2026-01-01T00:00:00Z"),
     ]
     for variant in variants:
         assert propose(variant, checkpoint(), now=NOW).candidate.candidate_ref == base
+
+
+def test_expiry_and_observation_change_the_ref() -> None:
+    """Item 12: the ref covers how long the record lives and when its evidence was seen."""
+    refs = {
+        propose(variant, checkpoint(), now=NOW).candidate.candidate_ref
+        for variant in (
+            proposal(),
+            proposal(expires_at="2030-01-01T00:00:00Z"),
+            proposal(expires_at="2031-01-01T00:00:00Z"),
+            proposal(observed_at="2026-01-01T00:00:00Z"),
+            proposal(expires_at="2030-01-01T00:00:00Z", observed_at="2026-01-01T00:00:00Z"),
+        )
+    }
+    assert len(refs) == 5
+    assert GOLDEN_REF in refs  # the fixture without either keeps the original's ref
 
 
 @pytest.mark.parametrize(

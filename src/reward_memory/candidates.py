@@ -199,14 +199,19 @@ def review(
     ============  ============  ==================  =============  ==============================
     requested     guard passed  effective decision  status         record lifecycle
     ============  ============  ==================  =============  ==============================
-    accept/edit   no            no_write            guard_blocked  unchanged candidate (no expiry)
-    accept        yes           accept              active         active (+ expires_at)
+    accept/edit   no            no_write            guard_blocked  unchanged candidate
+    accept        yes           accept              active         active
     edit          yes           edit                review_ready   candidate superseding the old
                                                                    ref, new content and new ref
     reject        any           reject              rejected       retired: rejected_in_review
     retire        any           retire              retired        retired: reviewed_retirement
     no_write      any           no_write            no_write       retired: no_write_rationale
     ============  ============  ==================  =============  ==============================
+
+    The supersedes refs and the expiry are kept in every row (an edit
+    supersedes the old ref): both are part of ``candidate_ref``, so every row
+    but ``edit`` names the ref it was given. Differs from the original, which
+    dropped the expiry on reject, retire, no_write and a blocked accept/edit.
 
     Raises:
         RecordValidationError: ``retire`` of anything but an active record, any
@@ -235,29 +240,30 @@ def review(
             path="$.record.lifecycle.state",
             code="invalid_state",
         )
-    supersedes = lifecycle.supersedes_refs
+    supersedes, expires = lifecycle.supersedes_refs, lifecycle.expires_at
     effective: Decision
     status: ReviewStatus
     if requested in ("accept", "edit") and not passed:
         effective, status = "no_write", "guard_blocked"
-        new_lifecycle = CandidateLifecycle(state="candidate", supersedes_refs=supersedes)
+        new_lifecycle = lifecycle  # nothing gained: the record is unchanged
     elif requested == "accept":
         effective, status = "accept", "active"
         new_lifecycle = CandidateLifecycle(
-            state="active", supersedes_refs=supersedes, expires_at=lifecycle.expires_at
+            state="active", supersedes_refs=supersedes, expires_at=expires
         )
     elif requested == "edit":
         effective, status = "edit", "review_ready"
         new_lifecycle = CandidateLifecycle(
             state="candidate",
             supersedes_refs=(record.candidate_ref,),
-            expires_at=lifecycle.expires_at,
+            expires_at=expires,
         )
     else:
         effective = requested
         status, reason = _CLOSING[requested]
+        # The expiry stays: it is part of the ref the closed record still names.
         new_lifecycle = CandidateLifecycle(
-            state="retired", supersedes_refs=supersedes, retired_reason=reason
+            state="retired", supersedes_refs=supersedes, expires_at=expires, retired_reason=reason
         )
     if effective == "edit":
         assert chosen.edited_content_summary is not None
