@@ -130,6 +130,13 @@ def test_activation_is_deterministic() -> None:
     ).activation_ref != (first.activation_ref)
 
 
+def test_golden_identities_of_the_fixture_activation() -> None:
+    """A changed ref is a changed identity: pinned for the fixture at NOW (item 12)."""
+    record = activate(_accepted(), corpus_for(), checkpoint=checkpoint(), now=NOW)
+    assert record.record_ref == "record:b64c233d55738c7bf335"
+    assert record.activation_ref == "activation:bf27b48aef1b4f97fae0"
+
+
 def test_a_dict_review_packet_activates_the_same() -> None:
     accepted = _accepted()
     record = activate(to_plain(accepted), corpus_for(), checkpoint=to_plain(checkpoint()), now=NOW)
