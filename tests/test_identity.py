@@ -392,7 +392,7 @@ def test_an_edit_to_the_same_words_is_a_new_candidate_superseding_the_old() -> N
 
 
 def test_renewal_is_a_new_candidate_not_a_changed_one() -> None:
-    """Renewing an expiry is an explicit supersession with a new ref (module docs)."""
+    """Renewing an expiry is a new candidate with a new ref, never an in-place edit."""
     accepted = review(
         propose(proposal(expires_at=LATER), checkpoint(), now=NOW), decision("accept")
     )

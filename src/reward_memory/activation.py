@@ -49,8 +49,11 @@ Identity (issue item 12; see :mod:`reward_memory.records.active`):
   original's J3 over three keys; a new digest, so the canonical encoding).
 
 Renewal: an expiry is part of the candidate (and so of ``candidate_ref``).
-Renewing or shortening it is an edit that supersedes the old candidate -- a
-new candidate, a new record_ref -- never an in-place change of a stored record.
+Renewing or shortening it means proposing the candidate again with the new
+expiry -- a new candidate_ref, a new record_ref, reviewed and activated like
+any other -- never changing a stored record in place (a stored packet whose
+expiry was edited no longer matches its ref and fails to load). Retiring or
+superseding the old record is a lifecycle step on *its* record_ref.
 
 Time: ``activated_at`` and every timestamp the record copies are stored
 normalised (UTC, ``Z``; see :func:`reward_memory.grammars.normalize_timestamp`).

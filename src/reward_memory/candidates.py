@@ -13,6 +13,12 @@ current-artifact proof and authority. Authority comes only from the
 from its own authority source. A blocked candidate is still returned for
 inspection; accepting or editing it yields ``no_write`` and gains nothing.
 
+Identity: a review moves one candidate -- one ``candidate_ref`` -- through
+candidate, active and retired; only an edit makes a new candidate, and it
+supersedes the old ref. The ref covers what the record will say and how long
+it lives, expiry included, so every decision but ``edit`` keeps the lifecycle's
+expiry and supersedes refs (see :mod:`reward_memory.records.candidate`).
+
 Typed records take the fast path (no JSON Schema, no cattrs). Plain mappings
 (JSON input) are validated against their schema first, then structured.
 """
@@ -113,8 +119,11 @@ def propose(
         now: the clock for ``expires_at`` (an aware datetime; default: UTC now).
 
     Returns the packet with status ``review_ready`` or ``guard_blocked`` (still
-    inspectable), the guard's reason codes in their fixed order, and a
-    ``candidate_ref`` that is byte-compatible with the original's.
+    inspectable), the guard's reason codes in their fixed order, and the
+    ``candidate_ref`` of everything the record will say and how long it lives
+    (the original's, byte for byte, when there is no expiry or observation
+    time; see :mod:`reward_memory.records.candidate`). Timestamps are stored
+    normalised, so any spelling of the same instants gives the same packet.
 
     Raises:
         RecordValidationError: structurally invalid input (field path named).
