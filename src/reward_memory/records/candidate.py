@@ -324,7 +324,7 @@ class Proposal:
     requested_action_scopes: tuple[str, ...] = _token_list(max_items=12)
     expires_at: str | None = f.optional_timestamp()
     # When the source evidence was first observed; the active record's
-    # source.observed_at (the activation time when absent). Not hashed.
+    # source.observed_at (the activation time when absent). Part of candidate_ref when set.
     observed_at: str | None = f.optional_timestamp()
 
 
