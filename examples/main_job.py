@@ -160,7 +160,8 @@ def main() -> int:
     )
     scope = binding.provider_scope
     content = canonical_json(wire.dump(record)).decode("utf-8")
-    written = provider.write(scope=scope, key=record.candidate_ref, content=content)
+    # Keyed by the record's stable identity: a replay re-writes the same record.
+    written = provider.write(scope=scope, key=record.record_ref, content=content)
     readback = provider.read(scope=scope, ref=written.ref)
     exact = readback.found and readback.content == content
 
@@ -227,6 +228,7 @@ def main() -> int:
         },
         "review": {"status": accepted.status, "effective_decision": accepted.effective_decision},
         "active_record": {
+            "record_ref": record.record_ref,
             "activation_ref": record.activation_ref,
             "authority": wire.dump(record.authority),
         },
@@ -246,7 +248,8 @@ def main() -> int:
         print(f"candidate      {candidate.status}  {candidate.candidate.candidate_ref}")
         print(f"review         {accepted.status} ({accepted.effective_decision})")
         print(
-            f"activation     {record.activation_ref}  authority={record.authority.level} "
+            f"activation     {record.record_ref} {record.activation_ref}  "
+            f"authority={record.authority.level} "
             f"scopes={list(record.authority.action_scopes)}"
         )
         print(f"owner write    {written.status}, exact readback: {exact}")

@@ -87,9 +87,11 @@ def test_the_scope_is_the_candidate_scope_and_lineage_and_expiry_carry() -> None
     accepted = review(edited, decision("accept"))
     record = _valid(activate(accepted, corpus_for(), checkpoint=checkpoint(), now=NOW))
     assert record.scope == item.scope
-    assert record.supersession.supersedes_refs == (GOLDEN_REF,)
+    assert record.supersession.supersedes_refs == (
+        propose(item, checkpoint(), now=NOW).candidate.candidate_ref,
+    )
     assert record.expiry.expires_at == "2030-01-01T00:00:00Z"
-    assert record.source.observed_at == "2026-02-01T00:00:00+00:00"
+    assert record.source.observed_at == "2026-02-01T00:00:00Z"  # stored normalised
     assert record.content_summary == edited.record.content_summary
 
 
@@ -126,6 +128,13 @@ def test_activation_is_deterministic() -> None:
     assert activate(
         other_review, corpus_for(), checkpoint=checkpoint(), now=NOW
     ).activation_ref != (first.activation_ref)
+
+
+def test_golden_identities_of_the_fixture_activation() -> None:
+    """A changed ref is a changed identity: pinned for the fixture at NOW (item 12)."""
+    record = activate(_accepted(), corpus_for(), checkpoint=checkpoint(), now=NOW)
+    assert record.record_ref == "record:b64c233d55738c7bf335"
+    assert record.activation_ref == "activation:bf27b48aef1b4f97fae0"
 
 
 def test_a_dict_review_packet_activates_the_same() -> None:

@@ -34,6 +34,7 @@ from reward_memory import schemas, wire
 from reward_memory.candidates import propose
 from reward_memory.digests import legacy_json
 from reward_memory.errors import RecordValidationError
+from reward_memory.grammars import normalize_timestamp
 from reward_memory.records.candidate import (
     REASON_CODES,
     AuthorityCheckpoint,
@@ -135,16 +136,32 @@ def test_candidate_ref_equals_legacy_j1_for_generated_candidates(
     assert candidate.candidate_ref == f"candidate:{expected[:20]}"
 
 
-def test_reasoning_expiry_observation_do_not_change_the_ref() -> None:
+def test_reasoning_does_not_change_the_ref() -> None:
+    """Reference §9.4: events differing only in reasoning are one candidate (it is the
+    model's assessment of the evidence, never the claim; confidence never raises authority)."""
     base = propose(proposal(), checkpoint(), now=NOW).candidate.candidate_ref
     variants = [
         proposal(reasoning=reasoning(summary="Other words.", confidence="low")),
         proposal(reasoning=reasoning(confidence_basis="A different basis entirely.")),
-        proposal(expires_at="2030-01-01T00:00:00Z"),
-        proposal(observed_at="2026-01-01T00:00:00Z"),
     ]
     for variant in variants:
         assert propose(variant, checkpoint(), now=NOW).candidate.candidate_ref == base
+
+
+def test_expiry_and_observation_change_the_ref() -> None:
+    """Item 12: the ref covers how long the record lives and when its evidence was seen."""
+    refs = {
+        propose(variant, checkpoint(), now=NOW).candidate.candidate_ref
+        for variant in (
+            proposal(),
+            proposal(expires_at="2030-01-01T00:00:00Z"),
+            proposal(expires_at="2031-01-01T00:00:00Z"),
+            proposal(observed_at="2026-01-01T00:00:00Z"),
+            proposal(expires_at="2030-01-01T00:00:00Z", observed_at="2026-01-01T00:00:00Z"),
+        )
+    }
+    assert len(refs) == 5
+    assert GOLDEN_REF in refs  # the fixture without either keeps the original's ref
 
 
 @pytest.mark.parametrize(
@@ -359,7 +376,8 @@ def test_confidence_never_changes_the_guard() -> None:
 def test_expiry_is_compared_as_an_instant(expires_at: str, blocked: bool) -> None:
     packet = propose(proposal(expires_at=expires_at), checkpoint(), now=NOW)
     assert ("candidate_expired" in packet.guard.reason_codes) is blocked
-    assert packet.candidate.lifecycle.expires_at == expires_at
+    # Stored in the one UTC spelling (item 12): the instant is kept, not the offset.
+    assert packet.candidate.lifecycle.expires_at == normalize_timestamp(expires_at)
 
 
 def test_default_now_is_the_current_time() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from _stage2 import GOLDEN_REF, checkpoint, decision, proposal
 from reward_memory import schemas
+from reward_memory.candidates import propose
 from reward_memory.cli import VERBS, main
 from reward_memory.records._plain import to_plain
 
@@ -104,6 +105,9 @@ def test_the_text_view(capsys: pytest.CaptureFixture[str]) -> None:
 
 # -- --input ----------------------------------------------------------------------------------
 
+# The request's proposal has an expiry, which is part of its candidate_ref (so not the golden).
+_EXPIRING_REF = propose(proposal(expires_at="2030-01-01T00:00:00Z")).candidate.candidate_ref
+
 
 def _request(tmp_path: Path, **overrides: Any) -> str:
     document: dict[str, Any] = {
@@ -124,7 +128,7 @@ def test_an_input_request(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert code == 0
     packet = packet_of(out)
     assert "adapter" not in packet
-    assert (packet["status"], packet["record"]["candidate_ref"]) == ("active", GOLDEN_REF)
+    assert (packet["status"], packet["record"]["candidate_ref"]) == ("active", _EXPIRING_REF)
     assert packet["record"]["lifecycle"]["expires_at"] == "2030-01-01T00:00:00Z"
 
 
@@ -145,7 +149,7 @@ def test_reviews_apply_in_order(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert code == 0
     packet = packet_of(out)
     assert packet["status"] == "retired"
-    assert packet["record"]["lifecycle"]["supersedes_refs"] == [GOLDEN_REF]
+    assert packet["record"]["lifecycle"]["supersedes_refs"] == [_EXPIRING_REF]
 
 
 def test_a_blocked_candidate_is_an_answer(

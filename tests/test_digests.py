@@ -125,6 +125,29 @@ def test_golden_candidate_ref_from_the_reference_fixture() -> None:
     assert make_ref("candidate", hashed) != ref
 
 
+def test_golden_record_ref_of_the_reference_fixture() -> None:
+    """The fixture's candidate in the authority_policy_sources corpus: record_ref is the
+    canonical digest of {corpus_id, candidate_ref} (item 12: what revoke and purge name)."""
+    value = {
+        "corpus_id": "authority_policy_sources",
+        "candidate_ref": "candidate:0e073f348a2a6c3ffc3c",
+    }
+    assert digest_hex(value)[:20] == "b64c233d55738c7bf335"
+    assert make_ref("record", value) == "record:b64c233d55738c7bf335"
+
+
+def test_canonical_json_of_a_cycle_is_refused() -> None:
+    # The encoder's own cycle check is off (the key walk sees every value first).
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(RecursionError):
+        canonical_json(cycle)
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    with pytest.raises(RecursionError):
+        digest_hex(loop)
+
+
 # Properties -------------------------------------------------------------------
 
 _SCALARS = st.one_of(

@@ -235,3 +235,39 @@ def test_confidence_never_changes_what_authority_is_allowed(
         return True
 
     assert attempt(confidence) == attempt(other_confidence)
+
+
+# -- time: one stored spelling per instant (issue item 12) ----------------------------------
+
+
+def test_envelope_timestamps_are_stored_in_one_utc_spelling() -> None:
+    """Every timestamp is normalised before it is stored or hashed: source time,
+    revocation time and expiry alike, so two spellings are one envelope, one wire form."""
+    spelled = envelope(
+        lifecycle_state="revoked",
+        source=attrs.evolve(SOURCE, observed_at="2026-11-01T13:00:00+01:00"),
+        revocation=Revocation(
+            revoked_by_ref="operator:x", revoked_at="2026-11-02T00:00:00.000-05:00", reason="Wrong."
+        ),
+        expiry=Expiry(expires_at="2027-01-01T00:00Z"),
+    )
+    plain = wire.dump(spelled)
+    assert plain["source"]["observed_at"] == "2026-11-01T12:00:00Z"
+    assert plain["revocation"]["revoked_at"] == "2026-11-02T05:00:00Z"
+    assert plain["expiry"]["expires_at"] == "2027-01-01T00:00:00Z"
+    assert wire.load(plain, DurableEnvelope) == spelled
+    canonical = envelope(
+        lifecycle_state="revoked",
+        revocation=Revocation(
+            revoked_by_ref="operator:x", revoked_at="2026-11-02T05:00:00Z", reason="Wrong."
+        ),
+        expiry=Expiry(expires_at="2027-01-01T00:00:00Z"),
+    )
+    assert spelled == canonical
+
+
+@pytest.mark.parametrize("value", ["2026-11-01T12:00:00", "2026-11-31T12:00:00Z", 0])
+def test_envelope_timestamps_refuse_naive_or_invalid_values(value: Any) -> None:
+    with pytest.raises(RecordValidationError) as info:
+        Revocation(revoked_by_ref="operator:x", revoked_at=value)
+    assert (info.value.path, info.value.code) == ("$.revoked_at", "invalid_format")

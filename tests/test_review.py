@@ -20,6 +20,8 @@ from reward_memory.records.candidate import (
 )
 
 EXPIRES = "2030-01-01T00:00:00Z"
+# The fixture with an expiry: the expiry is part of the ref, so it is not the golden one.
+READY_REF = propose(proposal(expires_at=EXPIRES), checkpoint(), now=NOW).candidate.candidate_ref
 
 
 @pytest.fixture
@@ -66,7 +68,7 @@ def test_accept(ready: CandidatePacket) -> None:
     assert result.record.lifecycle.state == "active"
     assert result.record.lifecycle.expires_at == EXPIRES
     assert result.record.lifecycle.supersedes_refs == ()
-    assert result.record.candidate_ref == GOLDEN_REF
+    assert result.record.candidate_ref == READY_REF != GOLDEN_REF
     assert result.persistence_next_step == PERSIST_NEXT_STEP
     assert result.review.review_ref == "review:test:accept"
     assert to_plain(result.record.lifecycle) == {
@@ -81,9 +83,9 @@ def test_edit(ready: CandidatePacket) -> None:
     assert (result.status, result.effective_decision) == ("review_ready", "edit")
     record = result.record
     assert record.content_summary == "Keep focused fixes inside the module under repair."
-    assert record.candidate_ref != GOLDEN_REF
+    assert record.candidate_ref != READY_REF
     assert record.lifecycle.state == "candidate"
-    assert record.lifecycle.supersedes_refs == (GOLDEN_REF,)
+    assert record.lifecycle.supersedes_refs == (READY_REF,)
     assert record.lifecycle.expires_at == EXPIRES
     assert result.persistence_next_step == "none"
     # Reasoning, source, scope and guard context travel unchanged.
@@ -96,7 +98,7 @@ def test_an_edited_candidate_accepted_later_keeps_its_lineage(ready: CandidatePa
     accepted = _valid(review(edited, decision("accept")))
     assert accepted.status == "active"
     assert accepted.guard_passed is True
-    assert accepted.record.lifecycle.supersedes_refs == (GOLDEN_REF,)
+    assert accepted.record.lifecycle.supersedes_refs == (READY_REF,)
     assert accepted.record.candidate_ref == edited.record.candidate_ref
 
 
@@ -112,16 +114,19 @@ def test_closing_decisions(ready: CandidatePacket, kind: str, status: str, reaso
     assert (result.status, result.effective_decision) == (status, kind)
     assert result.record.lifecycle.state == "retired"
     assert result.record.lifecycle.retired_reason == reason
-    assert result.record.lifecycle.expires_at is None  # dropped on reject and no_write
+    # Kept (the original dropped it): the expiry is part of the ref the closed record names.
+    assert result.record.lifecycle.expires_at == EXPIRES
     assert result.persistence_next_step == "none"
-    assert result.record.candidate_ref == GOLDEN_REF
+    assert result.record.candidate_ref == READY_REF
 
 
 def test_retire_an_accepted_record(ready: CandidatePacket) -> None:
     result = _valid(review(review(ready, decision("accept")), decision("retire")))
     assert (result.status, result.effective_decision) == ("retired", "retire")
     assert result.record.lifecycle.retired_reason == "reviewed_retirement"
-    assert result.record.lifecycle.expires_at is None
+    # Retire names the very ref that was accepted, expiry included.
+    assert result.record.lifecycle.expires_at == EXPIRES
+    assert result.record.candidate_ref == READY_REF
     assert result.persistence_next_step == PERSIST_NEXT_STEP
 
 
@@ -140,10 +145,14 @@ def test_accept_or_edit_of_a_blocked_candidate_is_no_write(
     )
     assert result.guard_passed is False
     assert result.reason_codes == ("authority_checkpoint_unverified",)
-    # Nothing gained: content, ref and state unchanged; the expiry is dropped.
-    assert result.record.content_summary == blocked.candidate.content_summary
-    assert result.record.candidate_ref == GOLDEN_REF
-    assert to_plain(result.record.lifecycle) == {"state": "candidate", "supersedes_refs": []}
+    # Nothing gained: the record is unchanged (content, ref, state and expiry).
+    assert result.record == blocked.candidate
+    assert result.record.candidate_ref == READY_REF
+    assert to_plain(result.record.lifecycle) == {
+        "state": "candidate",
+        "supersedes_refs": [],
+        "expires_at": EXPIRES,
+    }
     assert result.persistence_next_step == "none"
 
 

@@ -35,22 +35,39 @@ retention class by class (:data:`RETENTION_BY_CLASS`):
 - ``procedural_experience``: ``revision_bound`` -- revision-stamped, stale when
   the revision diverges.
 
-``activation_ref`` = ``make_ref("activation", ...)`` over the canonical JSON of
-``schema_version``, ``corpus_id``, ``candidate_ref``, ``activated_at``,
-``review_ref`` and the authority block (a new digest, so the canonical
-encoding; differs from the original's J3 over three keys). Same inputs, same
-record, byte for byte.
+Identity (issue item 12; see :mod:`reward_memory.records.active`):
+
+- ``record_ref`` names the memory: ``corpus_id`` + ``candidate_ref``. The same
+  candidate activated again (another review, another clock) into the same
+  corpus is the same record; revoke, purge and explain name it.
+- ``activation_ref`` (:func:`activation_ref_of`) names these exact bytes:
+  ``make_ref("activation", ...)`` over the canonical JSON of *every other field*
+  of the record -- content, class, source (with its observation time), scope,
+  authority, confidence, lifecycle, supersession, revocation, expiry, privacy,
+  review, lineage, activation time and ``record_ref``. So nothing the record
+  says or how long it lives can change without changing it (differs from the
+  original's J3 over three keys; a new digest, so the canonical encoding).
+
+Renewal: an expiry is part of the candidate (and so of ``candidate_ref``).
+Renewing or shortening it means proposing the candidate again with the new
+expiry -- a new candidate_ref, a new record_ref, reviewed and activated like
+any other -- never changing a stored record in place (a stored packet whose
+expiry was edited no longer matches its ref and fails to load). Retiring or
+superseding the old record is a lifecycle step on *its* record_ref.
+
+Time: ``activated_at`` and every timestamp the record copies are stored
+normalised (UTC, ``Z``; see :func:`reward_memory.grammars.normalize_timestamp`).
+Same inputs, same record, byte for byte.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.digests import make_ref
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import utc_now
+from reward_memory.grammars import format_utc, utc_now
 from reward_memory.guards.candidate import candidate_reasons, check_now
 from reward_memory.records.active import ActivationLineage, ActiveRecord, ReviewSummary
 from reward_memory.records.candidate import (
@@ -73,7 +90,7 @@ if TYPE_CHECKING:
 
     from reward_memory.records.corpus import CorpusDeclaration
 
-__all__ = ["RETENTION_BY_CLASS", "activate", "format_timestamp"]
+__all__ = ["RETENTION_BY_CLASS", "activate", "activation_ref_of", "format_timestamp"]
 
 ACTIVE_RECORD_SCHEMA: Final = "reward_memory_active_record_v1"
 RETENTION_BY_CLASS: Final[dict[str, RetentionClass]] = {
@@ -84,11 +101,61 @@ RETENTION_BY_CLASS: Final[dict[str, RetentionClass]] = {
 _IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
 
 
+# A placeholder token: the record is built once, then its activation_ref is set.
+_PENDING: Final = "activation:pending"
+
+
 def format_timestamp(moment: datetime) -> str:
-    """An aware datetime as an ISO-8601 UTC string ending in ``Z`` (microseconds only if set)."""
-    utc = check_now(moment).astimezone(UTC)
-    spec = "microseconds" if utc.microsecond else "seconds"
-    return utc.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+    """An aware datetime in the stored spelling: UTC, ``Z``, microseconds only if set."""
+    return format_utc(check_now(moment))
+
+
+def activation_ref_of(record: ActiveRecord) -> str:
+    """``activation:`` + 20 hex over the canonical JSON of every field but ``activation_ref``.
+
+    The hashed value is the record's wire form minus its own ref, with each
+    object written as the array of its values in field order (the field
+    order is fixed by ``schema_version``, the first element): the same
+    information as the object, at a third of the encoding cost. It is written
+    out field by field because a generic walk costs as much as the rest of
+    :func:`activate`; ``tests/test_identity.py`` holds it equal to the generic
+    walk over :func:`~reward_memory.records._plain.to_plain`, so a field added
+    to the record is hashed or the test fails.
+    """
+    s, sc, au, co = record.source, record.scope, record.authority, record.confidence
+    su, rv, ex, pr = record.supersession, record.revocation, record.expiry, record.privacy
+    rw, li = record.review, record.activation_lineage
+    material = [
+        record.schema_version,
+        record.record_ref,
+        record.activated_at,
+        record.corpus_id,
+        record.candidate_ref,
+        record.content_summary,
+        record.class_id,
+        [s.source_kind, s.source_ref, s.actor_ref, s.actor_role, s.observed_at],
+        [
+            sc.workspace_ref,
+            sc.project_ref,
+            sc.surface_ids,
+            sc.revision_ref,
+            sc.user_ref,
+            sc.peer_ref,
+            sc.session_ref,
+        ],
+        [au.level, au.action_scopes, au.checkpoint_ref],
+        [co.level, co.basis],
+        record.lifecycle_state,
+        [su.supersedes_refs, su.superseded_by_ref],
+        [rv.revoked_by_ref, rv.revoked_at, rv.reason],
+        [ex.expires_at, ex.retired_reason],
+        [pr.visibility, pr.retention_class, pr.raw_content_captured],
+        [rw.reviewer_ref, rw.review_ref, rw.reasoning_summary],
+        [li.effective_decision, li.guard_passed, li.review_ref],
+        record.provider_write_performed,
+        record.external_writes_performed,
+    ]
+    return make_ref("activation", material)
 
 
 def _fail(message: str, path: str, code: str) -> RecordValidationError:
@@ -201,24 +268,9 @@ def activate(
         authority = RecordAuthority(level="advisory")
     activated_at = format_timestamp(moment)
     review_ref = packet.review.review_ref
-    activation_ref = make_ref(
-        "activation",
-        {
-            "schema_version": ACTIVE_RECORD_SCHEMA,
-            "corpus_id": corpus.corpus_id,
-            "candidate_ref": record.candidate_ref,
-            "activated_at": activated_at,
-            "review_ref": review_ref,
-            "authority": {
-                "level": authority.level,
-                "action_scopes": list(authority.action_scopes),
-                "checkpoint_ref": authority.checkpoint_ref,
-            },
-        },
-    )
     source = record.source
-    return ActiveRecord(
-        activation_ref=activation_ref,
+    active = ActiveRecord(
+        activation_ref=_PENDING,
         activated_at=activated_at,
         corpus_id=corpus.corpus_id,
         candidate_ref=record.candidate_ref,
@@ -250,3 +302,7 @@ def activate(
         ),
         activation_lineage=ActivationLineage(review_ref=review_ref),
     )
+    # The record is new and not yet shared: set its one field derived from all
+    # the others (a token, like the placeholder) instead of validating it twice.
+    object.__setattr__(active, "activation_ref", activation_ref_of(active))
+    return active

@@ -13,6 +13,12 @@ current-artifact proof and authority. Authority comes only from the
 from its own authority source. A blocked candidate is still returned for
 inspection; accepting or editing it yields ``no_write`` and gains nothing.
 
+Identity: a review moves one candidate -- one ``candidate_ref`` -- through
+candidate, active and retired; only an edit makes a new candidate, and it
+supersedes the old ref. The ref covers what the record will say and how long
+it lives, expiry included, so every decision but ``edit`` keeps the lifecycle's
+expiry and supersedes refs (see :mod:`reward_memory.records.candidate`).
+
 Typed records take the fast path (no JSON Schema, no cattrs). Plain mappings
 (JSON input) are validated against their schema first, then structured.
 """
@@ -113,8 +119,11 @@ def propose(
         now: the clock for ``expires_at`` (an aware datetime; default: UTC now).
 
     Returns the packet with status ``review_ready`` or ``guard_blocked`` (still
-    inspectable), the guard's reason codes in their fixed order, and a
-    ``candidate_ref`` that is byte-compatible with the original's.
+    inspectable), the guard's reason codes in their fixed order, and the
+    ``candidate_ref`` of everything the record will say and how long it lives
+    (the original's, byte for byte, when there is no expiry or observation
+    time; see :mod:`reward_memory.records.candidate`). Timestamps are stored
+    normalised, so any spelling of the same instants gives the same packet.
 
     Raises:
         RecordValidationError: structurally invalid input (field path named).
@@ -199,14 +208,19 @@ def review(
     ============  ============  ==================  =============  ==============================
     requested     guard passed  effective decision  status         record lifecycle
     ============  ============  ==================  =============  ==============================
-    accept/edit   no            no_write            guard_blocked  unchanged candidate (no expiry)
-    accept        yes           accept              active         active (+ expires_at)
+    accept/edit   no            no_write            guard_blocked  unchanged candidate
+    accept        yes           accept              active         active
     edit          yes           edit                review_ready   candidate superseding the old
                                                                    ref, new content and new ref
     reject        any           reject              rejected       retired: rejected_in_review
     retire        any           retire              retired        retired: reviewed_retirement
     no_write      any           no_write            no_write       retired: no_write_rationale
     ============  ============  ==================  =============  ==============================
+
+    The supersedes refs and the expiry are kept in every row (an edit
+    supersedes the old ref): both are part of ``candidate_ref``, so every row
+    but ``edit`` names the ref it was given. Differs from the original, which
+    dropped the expiry on reject, retire, no_write and a blocked accept/edit.
 
     Raises:
         RecordValidationError: ``retire`` of anything but an active record, any
@@ -235,29 +249,30 @@ def review(
             path="$.record.lifecycle.state",
             code="invalid_state",
         )
-    supersedes = lifecycle.supersedes_refs
+    supersedes, expires = lifecycle.supersedes_refs, lifecycle.expires_at
     effective: Decision
     status: ReviewStatus
     if requested in ("accept", "edit") and not passed:
         effective, status = "no_write", "guard_blocked"
-        new_lifecycle = CandidateLifecycle(state="candidate", supersedes_refs=supersedes)
+        new_lifecycle = lifecycle  # nothing gained: the record is unchanged
     elif requested == "accept":
         effective, status = "accept", "active"
         new_lifecycle = CandidateLifecycle(
-            state="active", supersedes_refs=supersedes, expires_at=lifecycle.expires_at
+            state="active", supersedes_refs=supersedes, expires_at=expires
         )
     elif requested == "edit":
         effective, status = "edit", "review_ready"
         new_lifecycle = CandidateLifecycle(
             state="candidate",
             supersedes_refs=(record.candidate_ref,),
-            expires_at=lifecycle.expires_at,
+            expires_at=expires,
         )
     else:
         effective = requested
         status, reason = _CLOSING[requested]
+        # The expiry stays: it is part of the ref the closed record still names.
         new_lifecycle = CandidateLifecycle(
-            state="retired", supersedes_refs=supersedes, retired_reason=reason
+            state="retired", supersedes_refs=supersedes, expires_at=expires, retired_reason=reason
         )
     if effective == "edit":
         assert chosen.edited_content_summary is not None

@@ -11,6 +11,7 @@ The regular expressions are published in the JSON Schemas too (``$defs``);
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -29,6 +30,8 @@ __all__ = [
     "check_surface_id",
     "check_timestamp",
     "check_token",
+    "format_utc",
+    "normalize_timestamp",
     "parse_timestamp",
     "utc_now",
 ]
@@ -37,10 +40,22 @@ TOKEN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,199}")
 SURFACE_ID: Final = re.compile(r"[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)+")
 CORPUS_ID: Final = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 DIGEST: Final = re.compile(r"[0-9a-f]{16}|sha256:[0-9a-f]{64}")
-# ISO-8601 with a mandatory offset; parsed by datetime.fromisoformat after the check.
+# ISO-8601 with a mandatory offset, calendar-exact (no Feb 30, no hour 24, no
+# offset minute 60), so the schema's copy of it refuses what the records refuse;
+# parsed by datetime.fromisoformat after the check. Only the UTC overflow at the
+# two ends of year 1 and year 9999 is left to the parser.
+_YEAR: Final = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+_LEAP_YEAR: Final = (
+    r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+)
+_DAYS: Final = (
+    r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+)
 TIMESTAMP: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
-    r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
+    rf"(?:{_YEAR}-{_DAYS}|{_LEAP_YEAR}-02-29)"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,6})?)?"
+    r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 )
 
 
@@ -94,9 +109,40 @@ def parse_timestamp(value: str, path: str = "$") -> datetime:
 
 
 def check_timestamp(value: Any, path: str = "$") -> str:
-    """Validate a timestamp and return the original string (it is hashed as given)."""
+    """Validate a timestamp; return the given string (records store :func:`normalize_timestamp`)."""
     parse_timestamp(value, path)
     return str(value)
+
+
+def format_utc(moment: datetime) -> str:
+    """An aware datetime in the one stored spelling: UTC, ``Z``, microseconds only when set."""
+    utc = moment.astimezone(UTC)
+    spec = "microseconds" if utc.microsecond else "seconds"
+    return utc.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalized(value: str) -> str | None:
+    # Pure in the value: a good spelling's stored form is computed once.
+    try:
+        return format_utc(parse_timestamp(value))
+    except RecordValidationError:
+        return None
+
+
+def normalize_timestamp(value: Any, path: str = "$") -> str:
+    """The stored spelling of a timestamp: ``YYYY-MM-DDTHH:MM:SSZ`` (``.ffffff`` when non-zero).
+
+    Every spelling of one instant gives the same string (``+00:00``, ``Z``,
+    ``+01:00`` an hour later, ``.000``, no seconds), so records, their refs and
+    their stored bytes depend on the instant only. Naive, malformed or
+    impossible values raise like :func:`parse_timestamp`.
+    """
+    if type(value) is str:
+        stored = _normalized(value)
+        if stored is not None:
+            return stored
+    return format_utc(parse_timestamp(value, path))  # raises for a bad value, naming the path
 
 
 def utc_now() -> datetime:

@@ -19,8 +19,8 @@ from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import (
     check_corpus_id,
     check_surface_id,
-    check_timestamp,
     check_token,
+    normalize_timestamp,
 )
 from reward_memory.records import _memo
 from reward_memory.text import compact_text
@@ -98,14 +98,24 @@ def optional_corpus_id(**kwargs: Any) -> Any:
     return attrs.field(default=None, validator=_scalar(check_corpus_id, optional=True), **kwargs)
 
 
+def _timestamp_converter(*, optional: bool) -> attrs.Converter[Any, Any]:
+    # Stored normalised (UTC, Z): two spellings of one instant are one record.
+    def convert(value: Any, field: attrs.Attribute[Any]) -> Any:
+        if value is None and optional:
+            return None
+        return normalize_timestamp(value, _path(field))
+
+    return attrs.Converter(convert, takes_field=True)
+
+
 def timestamp(**kwargs: Any) -> Any:
-    """An ISO-8601 timestamp with offset, kept as the given string."""
-    return attrs.field(validator=_scalar(check_timestamp, optional=False), **kwargs)
+    """An ISO-8601 timestamp with offset, stored in its normal UTC spelling."""
+    return attrs.field(converter=_timestamp_converter(optional=False), **kwargs)
 
 
 def optional_timestamp(**kwargs: Any) -> Any:
-    """An optional timestamp."""
-    return attrs.field(default=None, validator=_scalar(check_timestamp, optional=True), **kwargs)
+    """An optional timestamp (normalised like :func:`timestamp`)."""
+    return attrs.field(default=None, converter=_timestamp_converter(optional=True), **kwargs)
 
 
 def _text_converter(limit: int, *, optional: bool) -> attrs.Converter[Any, Any]:

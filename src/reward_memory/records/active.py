@@ -6,16 +6,38 @@ revocation, expiry, privacy) beside its activation lineage. The original's
 ``reward_memory_active_record_v0`` lacked authority, revocation and privacy
 visibility/retention; it is still *read* (see :class:`LegacyActiveRecord`) but
 never written (differs from the original).
+
+Two identities (issue item 12):
+
+- ``record_ref`` -- *which memory*: ``record:`` + 20 hex over the canonical JSON
+  of ``corpus_id`` and ``candidate_ref`` (:func:`record_ref_of`). Activating or
+  re-writing the same candidate into the same corpus gives the same record_ref
+  whatever the review or the clock; any change to what the candidate says or
+  how long it lives is a new candidate_ref, hence a new record_ref. It is what
+  revoke, purge and explain name, and it survives every later lifecycle change.
+  Derived, so it may be absent on input (a v1 record written before it existed
+  is read unchanged) and is refused when it does not match.
+- ``activation_ref`` -- *these exact bytes*: computed by
+  :func:`reward_memory.activation.activation_ref_of` over everything else in
+  the record. Not re-hashed on load (recall reads records on its hot path; the
+  exact readback already pins the stored bytes).
+
+Adding ``record_ref`` does not bump the version: it is optional on input and
+carries nothing the record did not already hold (it is a function of two of
+its fields), so every earlier v1 record still reads, as the same record.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import functools
+from typing import Any, Literal
 
 import attrs
 
+from reward_memory.digests import make_ref
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
+from reward_memory.records import _memo as m
 from reward_memory.records.envelope import (
     CLASS_IDS,
     LIFECYCLE_STATES,
@@ -41,7 +63,23 @@ __all__ = [
     "LegacyPrivacy",
     "LegacySource",
     "ReviewSummary",
+    "record_ref_of",
 ]
+
+
+@functools.lru_cache(maxsize=4096)
+def record_ref_of(corpus_id: str, candidate_ref: str) -> str:
+    """The stable identity of the memory a candidate becomes in a corpus (see module docs)."""
+    return make_ref("record", {"corpus_id": corpus_id, "candidate_ref": candidate_ref})
+
+
+def _text(limit: int) -> Any:
+    """:func:`_fields.text`, memoised: activation copies text the candidate already checked."""
+
+    def convert(value: Any, field: attrs.Attribute[Any]) -> str:
+        return m.compact_memo(value, limit, f"$.{field.name}")
+
+    return attrs.field(converter=attrs.Converter(convert, takes_field=True))
 
 
 @attrs.frozen(kw_only=True)
@@ -50,7 +88,7 @@ class ReviewSummary:
 
     reviewer_ref: str = f.token()
     review_ref: str = f.token()
-    reasoning_summary: str = f.text(500)
+    reasoning_summary: str = _text(500)
 
 
 @attrs.frozen(kw_only=True)
@@ -69,11 +107,13 @@ class ActiveRecord:
     schema_version: Literal["reward_memory_active_record_v1"] = f.const(
         "reward_memory_active_record_v1"
     )
+    # Derived from corpus_id and candidate_ref: computed when left empty, checked when given.
+    record_ref: str = attrs.field(default="")
     activation_ref: str = f.token()
     activated_at: str = f.timestamp()
     corpus_id: str = f.corpus_id()
     candidate_ref: str = f.token()
-    content_summary: str = f.text(500)
+    content_summary: str = _text(500)
     class_id: ClassId = f.enum(*CLASS_IDS)
     source: RecordSource
     scope: RecordScope
@@ -90,6 +130,19 @@ class ActiveRecord:
     external_writes_performed: Literal[False] = f.const(False)
 
     def __attrs_post_init__(self) -> None:
+        ref = record_ref_of(self.corpus_id, self.candidate_ref)
+        if type(self.record_ref) is not str:
+            raise RecordValidationError(
+                "must be a record ref (a string)", path="$.record_ref", code="wrong_type"
+            )
+        if not self.record_ref:
+            object.__setattr__(self, "record_ref", ref)
+        elif self.record_ref != ref:
+            raise RecordValidationError(
+                "does not match the record's corpus_id and candidate_ref (it is derived from them)",
+                path="$.record_ref",
+                code="digest_mismatch",
+            )
         # The envelope's cross-field rules (authority per class, lifecycle
         # consistency) apply to the active record exactly as to any durable record.
         self.envelope()

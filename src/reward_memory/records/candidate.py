@@ -27,10 +27,26 @@ Packets:
 A :class:`Candidate` always carries the ``candidate_ref`` of its own content: it
 is computed when the record is built without one and checked when one is
 given, so a packet whose content was altered after the fact fails to load.
-The ref is a v0 identifier and reproduces the original byte for byte
-(reference §1.5: legacy J1 over exactly ``target_class``, ``content_summary``,
-``source``, ``scope``, ``guard_context``, ``requested_action_scopes``).
-Reasoning, expiry, observation time and privacy are not hashed.
+
+What the ref covers (issue item 12): everything the candidate hands on to the
+active record that says what it claims or how long it lives -- class, content,
+source, scope, guard context and requested authority (the original's J1
+object, reference §1.5), and, each only when set, the expiry, the observation
+time and the refs it supersedes (ours: the original ignored them, so two
+candidates differing only in expiry shared a ref). A candidate that has none of
+the three keeps the original's ref byte for byte (the reference fixture is
+still ``candidate:0e073f348a2a6c3ffc3c``). Timestamps are hashed in their
+normalised spelling, so two spellings of one instant are one candidate.
+Renewing or shortening an expiry is therefore a new candidate with a new ref.
+
+Not hashed: the lifecycle *state* and ``retired_reason`` (a review moves the
+same candidate through candidate, active, retired: retire must name the ref
+that was accepted), the constant privacy flag, and the model's reasoning --
+its summary, confidence and basis are its assessment of the evidence, never
+the claim and never authority (confidence cannot raise it). The active record
+copies the confidence, and its ``activation_ref`` covers it. Because the
+expiry is part of the identity, a closed (rejected, retired, no-write) record
+keeps its ``expires_at`` (differs from the original, which dropped it).
 """
 
 from __future__ import annotations
@@ -308,7 +324,7 @@ class Proposal:
     requested_action_scopes: tuple[str, ...] = _token_list(max_items=12)
     expires_at: str | None = f.optional_timestamp()
     # When the source evidence was first observed; the active record's
-    # source.observed_at (the activation time when absent). Not hashed.
+    # source.observed_at (the activation time when absent). Part of candidate_ref when set.
     observed_at: str | None = f.optional_timestamp()
 
 
@@ -372,14 +388,22 @@ def candidate_ref_of(
     scope: RecordScope,
     guard_context: CandidateGuardContext,
     requested_action_scopes: tuple[str, ...],
+    expires_at: str | None = None,
+    observed_at: str | None = None,
+    supersedes_refs: tuple[str, ...] = (),
 ) -> str:
-    """The v0 ``candidate_ref``: ``candidate:`` + 20 hex of sha256 over legacy J1.
+    """The ``candidate_ref``: ``candidate:`` + 20 hex of sha256 over legacy J1.
 
-    The hashed object is exactly the original's (reference §1.5): ``target_class``,
+    The hashed object is the original's (reference §1.5) -- ``target_class``,
     ``content_summary``, ``source`` (kind, ref, actor, role), ``scope`` (always
-    ``revision_ref``; an identity key only when it is set), ``guard_context`` and
-    ``requested_action_scopes``, encoded as ``json.dumps(obj, sort_keys=True)``
-    (J1: default separators, non-ASCII kept).
+    ``revision_ref``; an identity key only when it is set), ``guard_context``,
+    ``requested_action_scopes`` -- plus, each only when set, ``expires_at``,
+    ``observed_at`` (normalised timestamps) and ``supersedes_refs``: how long
+    the record lives, when its evidence was observed, and what it replaces.
+    Encoded as ``json.dumps(obj, sort_keys=True)`` (J1: default separators,
+    non-ASCII kept). A candidate without those three has the original's ref,
+    byte for byte; one with any of them has a ref the original never gave it
+    (it ignored them: differs from the original).
 
     The J1 text is written out directly, keys in sorted order, each string
     through the encoder json itself uses: it is the per-call path, and this is
@@ -388,16 +412,22 @@ def candidate_ref_of(
     generated candidates.
     """
     q = encode_basestring
-    parts = [
-        '{"content_summary": ',
-        q(content_summary),
+    parts = ['{"content_summary": ', q(content_summary)]
+    if expires_at is not None:
+        parts += [', "expires_at": ', q(expires_at)]
+    parts += [
         ', "guard_context": {"conflict_state": ',
         q(guard_context.conflict_state),
         ', "current_artifact_verified": ',
         "true" if guard_context.current_artifact_verified else "false",
         ', "source_freshness": ',
         q(guard_context.source_freshness),
-        '}, "requested_action_scopes": [',
+        "}",
+    ]
+    if observed_at is not None:
+        parts += [', "observed_at": ', q(observed_at)]
+    parts += [
+        ', "requested_action_scopes": [',
         ", ".join(map(q, requested_action_scopes)),
         '], "scope": {',
     ]
@@ -416,9 +446,11 @@ def candidate_ref_of(
         '}, "source": {"actor_ref": ', q(source.actor_ref),
         ', "actor_role": ', q(source.actor_role),
         ', "source_kind": ', q(source.source_kind),
-        ', "source_ref": ', q(source.source_ref),
-        '}, "target_class": ', q(target_class), "}",
+        ', "source_ref": ', q(source.source_ref), "}",
     ]  # fmt: skip
+    if supersedes_refs:
+        parts += [', "supersedes_refs": [', ", ".join(map(q, supersedes_refs)), "]"]
+    parts += [', "target_class": ', q(target_class), "}"]
     text = "".join(parts)
     return "candidate:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
@@ -436,7 +468,7 @@ def candidate_hashed_object(candidate: Candidate) -> dict[str, Any]:
         if getattr(scope, name) is not None:
             scope_obj[name] = getattr(scope, name)
     source, context = candidate.source, candidate.guard_context
-    return {
+    hashed: dict[str, Any] = {
         "target_class": candidate.target_class,
         "content_summary": candidate.content_summary,
         "source": {
@@ -453,11 +485,22 @@ def candidate_hashed_object(candidate: Candidate) -> dict[str, Any]:
         },
         "requested_action_scopes": list(candidate.requested_action_scopes),
     }
+    lifecycle = candidate.lifecycle
+    if lifecycle.expires_at is not None:
+        hashed["expires_at"] = lifecycle.expires_at
+    if candidate.observed_at is not None:
+        hashed["observed_at"] = candidate.observed_at
+    if lifecycle.supersedes_refs:
+        hashed["supersedes_refs"] = list(lifecycle.supersedes_refs)
+    return hashed
 
 
 @attrs.frozen(kw_only=True)
 class CandidateLifecycle:
-    """Where the candidate stands: candidate, active (accepted) or retired (closed)."""
+    """Where the candidate stands: candidate, active (accepted) or retired (closed).
+
+    ``expires_at`` is kept in every state: it is part of the candidate's ref.
+    """
 
     __rm_omit_none__: ClassVar[bool] = True
 
@@ -477,12 +520,6 @@ class CandidateLifecycle:
             raise RecordValidationError(
                 "a retired record keeps its retired_reason, and only a retired record has one",
                 path="$.retired_reason",
-                code="inconsistent_lifecycle",
-            )
-        if self.state == "retired" and self.expires_at is not None:
-            raise RecordValidationError(
-                "a retired record carries no expiry",
-                path="$.expires_at",
                 code="inconsistent_lifecycle",
             )
 
@@ -529,6 +566,9 @@ class Candidate:
             scope=self.scope,
             guard_context=self.guard_context,
             requested_action_scopes=self.requested_action_scopes,
+            expires_at=self.lifecycle.expires_at,
+            observed_at=self.observed_at,
+            supersedes_refs=self.lifecycle.supersedes_refs,
         )
         if not self.candidate_ref:
             object.__setattr__(self, "candidate_ref", ref)
