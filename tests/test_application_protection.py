@@ -460,18 +460,27 @@ def test_a_session_that_is_not_completed_never_calls_the_model() -> None:
         now=NOW,
     )
     assert empty.status == "empty"
-    forged = RecallSession(
-        packet=empty.packet, items=_session().items, request_packet=empty.request_packet
-    )
 
     def model(view: Any, items: Any) -> Any:
         raise AssertionError("the model must not be asked")
 
     base = _nested()
-    result = _apply(base, model, forged)
+    result = _apply(base, model, empty)
     assert result.status == "not_available"
     assert result.output is base
     assert result.receipt.result_readback_verified is False
+
+
+def test_a_session_cannot_be_assembled_by_hand() -> None:
+    """Stage 3: "An applied receipt requires ... attribution to an item returned by this
+    recall": a session carrying items no provider returned for it cannot be built."""
+    session = _session()
+    with pytest.raises(TypeError):
+        RecallSession(
+            packet=session.packet, items=session.items, request_packet=session.request_packet
+        )
+    with pytest.raises(TypeError):
+        type("Session", (RecallSession,), {})
 
 
 # -- property: the base is never changed, applied only for a valid decision ------------------

@@ -241,6 +241,7 @@ def test_a_record_superseded_by_another_returned_record_is_dropped(order: str, b
     session = _run(provider)
     assert [item.candidate_ref for item in session.items] == [_candidate(2)]
     assert session.superseded_dropped == 1
+    assert session.packet.superseded_dropped_count == 1
     assert session.packet.result_count == 1
     assert [r.candidate_ref for r in session.packet.results] == [_candidate(2)]
 
@@ -253,6 +254,7 @@ def test_a_record_superseded_by_its_provider_ref_is_dropped() -> None:
     session = _run(provider)
     assert [item.candidate_ref for item in session.items] == [_candidate(2)]
     assert session.superseded_dropped == 1
+    assert session.packet.superseded_dropped_count == 1
 
 
 def test_superseding_an_unreturned_record_drops_nothing() -> None:
@@ -262,6 +264,7 @@ def test_superseding_an_unreturned_record_drops_nothing() -> None:
     session = _run(provider)
     assert {item.candidate_ref for item in session.items} == {_candidate(1), _candidate(2)}
     assert session.superseded_dropped == 0
+    assert session.packet.superseded_dropped_count == 0
 
 
 def test_a_record_naming_itself_is_not_dropped_by_itself() -> None:
@@ -270,6 +273,7 @@ def test_a_record_naming_itself_is_not_dropped_by_itself() -> None:
     session = _run(provider)
     assert session.status == "completed"
     assert session.superseded_dropped == 0
+    assert session.packet.superseded_dropped_count == 0
 
 
 def test_mutual_supersession_drops_both_and_the_recall_is_empty() -> None:
@@ -280,6 +284,7 @@ def test_mutual_supersession_drops_both_and_the_recall_is_empty() -> None:
     assert session.status == "empty"
     assert session.items == ()
     assert session.superseded_dropped == 2
+    assert session.packet.superseded_dropped_count == 2
 
 
 @given(

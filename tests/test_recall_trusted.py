@@ -177,9 +177,8 @@ def test_a_hand_built_session_with_a_foreign_packet_is_validated() -> None:
     session = _sessions()["completed"]
     fields = {f.name: getattr(session.packet, f.name) for f in attrs.fields(RecallPacket)}
     odd = type("OddPacket", (), {**fields, "corpus_id": "Not A Corpus Id"})()
-    forged = RecallSession(packet=odd, items=session.items, request_packet=session.request_packet)
-    with pytest.raises(RecordValidationError):
-        apply("base", forged, application_id="application:x")
+    with pytest.raises(TypeError):
+        RecallSession(packet=odd, items=session.items, request_packet=session.request_packet)
 
 
 # -- the trusted constructor itself -------------------------------------------------------

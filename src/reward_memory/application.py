@@ -284,7 +284,7 @@ def apply(
     application_id = check_token_memo(application_id, "$.application_id")
     if artifact_ref is not None:
         artifact_ref = check_token_memo(artifact_ref, "$.artifact_ref")
-    if not isinstance(session, RecallSession):
+    if type(session) is not RecallSession:
         raise RecordValidationError(
             "session must be a RecallSession", path="$.session", code="wrong_type"
         )

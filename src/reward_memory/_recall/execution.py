@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from reward_memory._recall.item_filter import filter_of, static_fit
 from reward_memory._recall.readback import Parsed, parse
-from reward_memory._recall.session import RecallItem, RecallSession, provider_ref
+from reward_memory._recall.session import MINT, RecallItem, RecallSession, provider_ref
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import ReadResult, SearchHit, SearchResult
 from reward_memory.records._memo import check_token_memo
@@ -97,6 +97,7 @@ def _packet(
     calls: int = 0,
     reason_code: str | None = None,
     setup_hints: SetupHints | None = None,
+    dropped: int = 0,
 ) -> RecallPacket:
     """The public packet (trusted construction; the invariants hold by construction).
 
@@ -126,6 +127,7 @@ def _packet(
         reason_code=reason_code,
         reason_codes=request_packet.guard.reason_codes if status == "guard_blocked" else (),
         setup_hints=setup_hints,
+        superseded_dropped_count=dropped,
     )
 
 
@@ -214,7 +216,7 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     """
     if not request_packet.guard.passed:
         blocked = _packet(request_packet, "guard_blocked")
-        return RecallSession(packet=blocked, items=(), request_packet=request_packet)
+        return RecallSession(packet=blocked, items=(), request_packet=request_packet, _mint=MINT)
     request = request_packet.request
     limit = request.limit
     item_filter = filter_of(request_packet.corpus, request.surface_id)
@@ -305,16 +307,25 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
         items = [item for item, gone in zip(items, flags, strict=True) if not gone]
         results = [result for result, gone in zip(results, flags, strict=True) if not gone]
     if not items:
-        empty = _packet(request_packet, "empty", calls=calls, reason_code=EMPTY_REASON)
-        return RecallSession(
-            packet=empty, items=(), request_packet=request_packet, superseded_dropped=dropped
+        empty = _packet(
+            request_packet, "empty", calls=calls, reason_code=EMPTY_REASON, dropped=dropped
         )
-    completed = _packet(request_packet, "completed", results=tuple(results), calls=calls)
+        return RecallSession(
+            packet=empty,
+            items=(),
+            request_packet=request_packet,
+            superseded_dropped=dropped,
+            _mint=MINT,
+        )
+    completed = _packet(
+        request_packet, "completed", results=tuple(results), calls=calls, dropped=dropped
+    )
     return RecallSession(
         packet=completed,
         items=tuple(items),
         request_packet=request_packet,
         superseded_dropped=dropped,
+        _mint=MINT,
     )
 
 
@@ -331,7 +342,7 @@ def _unavailable(
         reason_code=reason_code,
         setup_hints=hints,
     )
-    return RecallSession(packet=packet, items=(), request_packet=request_packet)
+    return RecallSession(packet=packet, items=(), request_packet=request_packet, _mint=MINT)
 
 
 @functools.lru_cache(maxsize=_REF_CACHE_SIZE)

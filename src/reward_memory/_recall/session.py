@@ -17,6 +17,8 @@ if typing.TYPE_CHECKING:
 __all__ = ["RecallItem", "RecallSession", "provider_ref"]
 
 _REF_CACHE_SIZE: Final = 4096
+# The private key only this library's recall execution passes to RecallSession.
+MINT: Final = object()
 
 
 def _hidden(value: object) -> str:
@@ -51,9 +53,17 @@ class RecallSession:
     Only :attr:`packet` is meant to leave the process (``wire.dump(session.packet)``);
     the session itself is deliberately not an attrs record, so the wire
     converter cannot serialise the items by accident.
+
+    Only a recall builds one (and it cannot be subclassed): :func:`apply` trusts
+    a session's items as read back exactly from the bound corpus, so a session
+    assembled by hand, with items no provider returned, could make a receipt
+    claim an application that never happened.
     """
 
     __slots__ = ("_items", "_packet", "_refs", "_request_packet", "_superseded_dropped")
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        raise TypeError("RecallSession cannot be subclassed")
 
     def __init__(
         self,
@@ -62,7 +72,10 @@ class RecallSession:
         items: tuple[RecallItem, ...],
         request_packet: RecallRequestPacket,
         superseded_dropped: int = 0,
+        _mint: object = None,
     ) -> None:
+        if _mint is not MINT:
+            raise TypeError("a RecallSession is built by recall() only, never by hand")
         self._packet = packet
         self._items = items
         self._request_packet = request_packet

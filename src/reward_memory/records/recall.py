@@ -503,6 +503,8 @@ class RecallPacket:
     reason_code: str | None = None
     reason_codes: tuple[str, ...] = ()
     setup_hints: SetupHints | None = None
+    # Ours: read-back records dropped because another returned record supersedes them.
+    superseded_dropped_count: int = 0
 
     def __attrs_post_init__(self) -> None:
         # One pass over every field (this packet is rebuilt on every recall): the
@@ -534,6 +536,7 @@ def _check_recall_packet(packet: RecallPacket) -> None:
     m.require_records(packet.results, RecallResult, "$.results")
     m.require_bool(packet.result_readback_verified, "$.result_readback_verified")
     m.require_count(packet.provider_call_count, "$.provider_call_count")
+    m.require_count(packet.superseded_dropped_count, "$.superseded_dropped_count")
     m.require_choice(packet.status, _STATUS_SET, "$.status")
     m.require_optional_token(packet.reason_code, "$.reason_code")
     if type(packet.reason_codes) is not tuple:
@@ -553,6 +556,8 @@ def _check_recall_packet(packet: RecallPacket) -> None:
         raise bad("$.reason_codes", "reason_codes are given exactly when guard_blocked")
     if status == "guard_blocked" and packet.provider_call_count != 0:
         raise bad("$.provider_call_count", "a blocked recall makes no provider call")
+    if packet.superseded_dropped_count and status not in ("completed", "empty"):
+        raise bad("$.superseded_dropped_count", "only a finished recall drops superseded records")
     if (status in ("empty", "provider_unavailable")) != (packet.reason_code is not None):
         raise bad("$.reason_code", "reason_code is given exactly when empty or unavailable")
     if status == "empty" and packet.reason_code != EMPTY_REASON:
