@@ -45,7 +45,7 @@ from reward_memory.records.envelope import ADVISORY_CLASSES, RecordScope
 
 def _accepted(item: Proposal | None = None, gate: AuthorityCheckpoint | None = None) -> Any:
     packet = propose(item or proposal(), gate if gate is not None else checkpoint(), now=NOW)
-    return review(packet, decision("accept"))
+    return review(packet, decision("accept"), now=NOW)
 
 
 def _valid(record: ActiveRecord) -> ActiveRecord:
@@ -451,7 +451,7 @@ def _outcome(fields: dict[str, Any], gate: AuthorityCheckpoint, level: str, *, f
     packet = propose(item, gate, now=NOW)
     corpus = _CORPORA[item.target_class, item.scope.project_ref]
     if packet.status == "guard_blocked":
-        reviewed = review(packet, decision("accept"))
+        reviewed = review(packet, decision("accept"), now=NOW)
         assert (reviewed.status, reviewed.effective_decision) == ("guard_blocked", "no_write")
         if forge:
             # Forge an accepted review anyway: activation re-runs the guard against
@@ -460,7 +460,7 @@ def _outcome(fields: dict[str, Any], gate: AuthorityCheckpoint, level: str, *, f
                 activate(_forged(packet), corpus, checkpoint=gate, now=NOW)
             assert info.value.code == "guard_blocked"
         return packet.guard.reason_codes, None
-    record = activate(review(packet, decision("accept")), corpus, checkpoint=gate, now=NOW)
+    record = activate(review(packet, decision("accept"), now=NOW), corpus, checkpoint=gate, now=NOW)
     return packet.guard.reason_codes, record.authority
 
 

@@ -12,6 +12,8 @@ current-artifact proof and authority. Authority comes only from the
 :class:`~reward_memory.records.candidate.AuthorityCheckpoint` the caller passes
 from its own authority source. A blocked candidate is still returned for
 inspection; accepting or editing it yields ``no_write`` and gains nothing.
+A review never reads its target's recorded verdict: it re-derives the guard
+(a packet is data), and a disagreeing record adds ``recorded_guard_verdict_mismatch``.
 
 Identity: a review moves one candidate -- one ``candidate_ref`` -- through
 candidate, active and retired; only an edit makes a new candidate, and it
@@ -31,11 +33,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import utc_now
-from reward_memory.guards.candidate import check_now, proposal_reasons
+from reward_memory.guards.candidate import candidate_reasons, check_now, proposal_reasons
 from reward_memory.records._plain import as_record, load_plain
 from reward_memory.records.candidate import (
     CANDIDATE_SCHEMA,
     PERSIST_NEXT_STEP,
+    RECORDED_MISMATCH,
+    REVIEW_REASON_CODES,
     REVIEW_SCHEMA,
     UNVERIFIED_CHECKPOINT,
     AuthorityCheckpoint,
@@ -195,15 +199,75 @@ def _as_target(target: Any) -> CandidatePacket | CandidateReview:
     )
 
 
+# Reasons that only a checkpoint can settle (a review packet carries none).
+_CHECKPOINT_REASONS: Final = frozenset(
+    {
+        "authority_checkpoint_unverified",
+        "authority_actor_mismatch",
+        "authority_actor_role_mismatch",
+        "authority_project_mismatch",
+        "requested_action_scope_exceeds_verified_authority",
+    }
+)
+_TIME_REASONS: Final = frozenset({"candidate_expired"})
+_MISMATCH: Final = RECORDED_MISMATCH
+
+
+def _ordered(codes: set[str]) -> tuple[str, ...]:
+    return tuple(code for code in REVIEW_REASON_CODES if code in codes)
+
+
+def _review_verdict(
+    packet: CandidatePacket | CandidateReview,
+    checkpoint: AuthorityCheckpoint | None,
+    now: datetime,
+) -> tuple[str, ...]:
+    """The target's candidate guard, re-derived from its content (never read from it).
+
+    A candidate packet is re-guarded under the caller's checkpoint, or the one
+    it carries; a review packet carries no checkpoint, so without the caller's
+    its checkpoint-bound reasons carry over (they can only block) and
+    everything else is re-derived; a recorded expiry carries over too. A
+    recorded verdict that differs from the derived one other than by the
+    passage of time adds
+    ``recorded_guard_verdict_mismatch``. Authority is still granted only by
+    :func:`~reward_memory.activation.activate`, under the caller's checkpoint.
+    """
+    if isinstance(packet, CandidatePacket):
+        record, recorded = packet.candidate, packet.guard.reason_codes
+        derived = set(candidate_reasons(record, checkpoint or packet.authority_checkpoint, now=now))
+    else:
+        record, recorded = packet.record, packet.reason_codes
+        if checkpoint is not None:
+            derived = set(candidate_reasons(record, checkpoint, now=now))
+        else:
+            free = candidate_reasons(record, UNVERIFIED_CHECKPOINT, now=now)
+            derived = {code for code in free if code not in _CHECKPOINT_REASONS}
+            derived |= {code for code in recorded if code in _CHECKPOINT_REASONS}
+    if (derived - _TIME_REASONS) != (set(recorded) - _TIME_REASONS - {_MISMATCH}) or (
+        _MISMATCH in recorded
+    ):
+        derived.add(_MISMATCH)
+    # Expiry only ever comes: a candidate recorded as expired stays expired.
+    derived |= set(recorded) & _TIME_REASONS
+    return _ordered(derived)
+
+
 def review(
     target: CandidatePacket | CandidateReview | Mapping[str, Any],
     decision: ReviewDecision | Mapping[str, Any],
+    *,
+    checkpoint: AuthorityCheckpoint | Mapping[str, Any] | None = None,
+    now: datetime | None = None,
 ) -> CandidateReview:
     """Apply one review decision (reference §5.2); a decision record, not persistence.
 
-    ``target`` is a candidate packet, or a previous review packet (whose
-    ``guard_passed`` and reason codes carry over, so a blocked candidate stays
-    blocked however often it is reviewed).
+    ``target`` is a candidate packet, or a previous review packet. Its guard
+    is never read from it: it is re-derived at ``now`` (aware; default UTC now)
+    under ``checkpoint`` (the caller's, optional) -- see :func:`_review_verdict`
+    -- so a blocked candidate stays blocked however often it is reviewed, an
+    expired one cannot be accepted, and a hand-edited ``guard_passed`` buys
+    nothing.
 
     ============  ============  ==================  =============  ==============================
     requested     guard passed  effective decision  status         record lifecycle
@@ -228,12 +292,11 @@ def review(
     """
     packet = _as_target(target)
     chosen = _as_decision(decision)
-    if isinstance(packet, CandidatePacket):
-        record = packet.candidate
-        passed, reasons = packet.guard.passed, packet.guard.reason_codes
-    else:
-        record = packet.record
-        passed, reasons = packet.guard_passed, packet.reason_codes
+    authority = as_checkpoint(checkpoint) if checkpoint is not None else None
+    moment = utc_now() if now is None else check_now(now)
+    record = packet.candidate if isinstance(packet, CandidatePacket) else packet.record
+    reasons = _review_verdict(packet, authority, moment)
+    passed = not reasons
     requested = chosen.decision
     lifecycle = record.lifecycle
     if requested == "retire":

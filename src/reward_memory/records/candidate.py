@@ -73,7 +73,9 @@ __all__ = [
     "PERSIST_NEXT_STEP",
     "PROPOSAL_SCHEMA",
     "REASON_CODES",
+    "RECORDED_MISMATCH",
     "REVIEW_DECISIONS",
+    "REVIEW_REASON_CODES",
     "REVIEW_REQUEST_SCHEMA",
     "REVIEW_SCHEMA",
     "REVIEW_STATUSES",
@@ -134,7 +136,11 @@ REASON_CODES: Final = (
     "requested_action_scope_exceeds_verified_authority",
     "candidate_expired",
 )
-_REASON_RANK: Final = {code: rank for rank, code in enumerate(REASON_CODES)}
+# Ours, on review packets only (last): review re-derives its target's guard, and
+# a recorded verdict that disagrees with the derived one blocks.
+RECORDED_MISMATCH: Final = "recorded_guard_verdict_mismatch"
+REVIEW_REASON_CODES: Final = (*REASON_CODES, RECORDED_MISMATCH)
+_REASON_RANK: Final = {code: rank for rank, code in enumerate(REVIEW_REASON_CODES)}
 GUARD_RULE: Final = (
     "model_proposes_meaning_deterministic_guards_verify_scope_privacy_and_no_authority_expansion"
 )
@@ -266,6 +272,17 @@ def _reason_codes(value: Any) -> tuple[str, ...]:
         raise RecordValidationError(
             "must list each reason once, in the guard's fixed order",
             path="$.reason_codes",
+            code="invalid_value",
+        )
+    return codes
+
+
+def _guard_reason_codes(value: Any) -> tuple[str, ...]:
+    codes = _reason_codes(value)
+    if RECORDED_MISMATCH in codes:
+        raise RecordValidationError(
+            "is not a candidate guard reason code",
+            path=f"$.reason_codes[{codes.index(RECORDED_MISMATCH)}]",
             code="invalid_value",
         )
     return codes
@@ -590,7 +607,7 @@ class CandidateGuard:
     """The guard's verdict: passed, and every reason code in the fixed order."""
 
     passed: bool = f.strict_bool()
-    reason_codes: tuple[str, ...] = attrs.field(converter=_reason_codes)
+    reason_codes: tuple[str, ...] = attrs.field(converter=_guard_reason_codes)
     rule: Literal[
         "model_proposes_meaning_deterministic_guards_verify_scope_privacy_and_no_authority_expansion"
     ] = f.const(GUARD_RULE)
