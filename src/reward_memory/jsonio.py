@@ -115,13 +115,14 @@ def read_bytes(
     source: str | os.PathLike[str] | None,
     *,
     max_bytes: int = MAX_INPUT_BYTES,
-    idle_timeout: float = INPUT_IDLE_TIMEOUT,
+    idle_timeout: float | None = None,
     where: str = "$",
 ) -> bytes:
     """The bytes of a file (``"-"`` for standard input), at most ``max_bytes`` of them.
 
     ``where`` names the source in errors (e.g. ``--input``); the file name itself
-    never appears in an error (it may be a local path).
+    never appears in an error (it may be a local path). ``idle_timeout``
+    (default :data:`INPUT_IDLE_TIMEOUT`) applies to a named FIFO or device only.
 
     Raises:
         InputError: ``missing_input``, ``file_not_found``, ``file_unreadable``,
@@ -154,22 +155,27 @@ def read_bytes(
         ) from None
     except ValueError:  # a NUL byte or an unencodable character in the name
         raise _error("file_not_found", "the input file name is not a valid path", where) from None
+    deadline = INPUT_IDLE_TIMEOUT if idle_timeout is None else idle_timeout
     try:
-        return _read_fd(fd, max_bytes, idle_timeout, where)
+        return _read_fd(fd, max_bytes, deadline, where)
     finally:
         os.close(fd)
 
 
 def _read_fd(fd: int, max_bytes: int, idle_timeout: float | None, where: str) -> bytes:
+    """Read ``fd`` to its end; ``idle_timeout`` (None: wait forever) applies to streams."""
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise _error("file_unreadable", "the input is a directory, not a file", where)
         if stat.S_ISREG(info.st_mode):
+            # The size is known: refuse without reading; read the rest in one go
+            # (one more byte than the size, to see a file that grew).
             if info.st_size > max_bytes:
                 raise _too_large(max_bytes, where)
-            return _read_until(fd, max_bytes, None, where)
-        return _read_until(fd, max_bytes, idle_timeout, where)
+            return _read_until(fd, max_bytes, info.st_size + 1, None, where)
+        wait = _waiter(fd, idle_timeout, where)
+        return _read_until(fd, max_bytes, _CHUNK, wait, where)
     except OSError as exc:
         raise _error(
             "file_unreadable", f"the input cannot be read ({type(exc).__name__})", where
@@ -196,23 +202,22 @@ def _read_stdin(max_bytes: int, where: str) -> bytes:
         if len(data) > max_bytes:
             raise _too_large(max_bytes, where)
         return bytes(data)
+    # Standard input is read from its descriptor (nothing has buffered it yet in
+    # a CLI run), to its end: no deadline, as any filter reads it.
     return _read_fd(fd, max_bytes, None, where)
 
 
-def _read_until(fd: int, max_bytes: int, idle_timeout: float | None, where: str) -> bytes:
-    """Read to end of file, refusing the input as soon as it passes ``max_bytes``."""
-    wait = _waiter(fd, idle_timeout)
+def _read_until(
+    fd: int, max_bytes: int, chunk_size: int, wait: Callable[[], None] | None, where: str
+) -> bytes:
+    """Read to end of file; refuse the input as soon as it passes ``max_bytes``."""
     chunks: list[bytes] = []
     total = 0
     while True:
-        if wait is not None and not wait():
-            raise _error(
-                "input_timeout",
-                f"the input gave no data for {idle_timeout:g} seconds (is anything writing to it?)",
-                where,
-            )
+        if wait is not None:
+            wait()
         try:
-            chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))
+            chunk = os.read(fd, min(chunk_size, max_bytes + 1 - total))
         except BlockingIOError:  # woken without data (a terminal, a spurious wake-up)
             continue
         if not chunk:
@@ -223,14 +228,27 @@ def _read_until(fd: int, max_bytes: int, idle_timeout: float | None, where: str)
             raise _too_large(max_bytes, where)
 
 
-def _waiter(fd: int, idle_timeout: float | None) -> Callable[[], bool] | None:
-    """A function that waits until ``fd`` is readable: False once the deadline passed."""
+def _waiter(fd: int, idle_timeout: float | None, where: str) -> Callable[[], None] | None:
+    """Wait until ``fd`` is readable; raise ``input_timeout`` once the deadline passes.
+
+    The descriptor is non-blocking (a FIFO is opened so), so every read is
+    preceded by a wait: no busy loop, and a silent writer meets the deadline.
+    """
     if not hasattr(select, "poll"):  # Windows: blocking reads, no deadline
         return None
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     timeout_ms = None if idle_timeout is None else max(0, int(idle_timeout * 1000))
-    return lambda: bool(poller.poll(timeout_ms))
+
+    def wait() -> None:
+        if not poller.poll(timeout_ms):
+            raise _error(
+                "input_timeout",
+                f"the input gave no data for {idle_timeout:g} seconds (is anything writing to it?)",
+                where,
+            )
+
+    return wait
 
 
 def _too_large(max_bytes: int, where: str) -> InputError:
@@ -247,7 +265,7 @@ def read(
     *,
     max_bytes: int = MAX_INPUT_BYTES,
     max_depth: int = MAX_JSON_DEPTH,
-    idle_timeout: float = INPUT_IDLE_TIMEOUT,
+    idle_timeout: float | None = None,
     where: str = "$",
 ) -> Any:
     """Read and parse one JSON document from a file (``"-"``: standard input)."""
