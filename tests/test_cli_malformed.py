@@ -419,6 +419,45 @@ def test_the_unmutated_example_is_accepted(verb: str, capsys: pytest.CaptureFixt
     assert code == 0, capsys.readouterr().out
 
 
+# --- the error packet itself stays valid and public-safe ----------------------------
+
+HOSTILE_KEYS = {
+    "long-key": ["k" * 2000],
+    "many-keys": [f"key_{index:03d}_{'x' * 30}" for index in range(60)],
+    "control-key": ["bell\u0007key"],
+    "ansi-key": ["\u001b[2Jcleared"],
+    "bidi-key": ["\u202eevil"],
+    "credential-key": ["password=hunter2"],
+    "path-key": ["/home/alice/x"],
+    "path-key-nested": ["nested:/home/alice/.ssh/id_rsa"],
+}
+
+
+@pytest.mark.parametrize("verb", list(VERBS))
+@pytest.mark.parametrize("hostile", list(HOSTILE_KEYS))
+def test_unknown_keys_never_break_or_leak_through_the_packet(
+    verb: str, hostile: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unknown-field packet names the key, so hostile keys reach the message and the
+    path: the packet must still validate against its own schema (lengths), carry no
+    control or bidi characters, and withhold a key shaped like a secret or local path."""
+    argv, _, name = VERBS[verb]
+    data = example(name)
+    for key in HOSTILE_KEYS[hostile]:
+        data[key] = 1
+    target = tmp_path / "input.json"
+    target.write_text(json.dumps(data))
+    assert main([*argv, str(target), "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    packet = json.loads(captured.out)
+    assert schemas.validate(packet) == "reward_memory_error_v0"
+    assert packet["error_code"] == "unknown_field"
+    shown = packet["message"] + packet["field_path"] + packet["error"]
+    assert not any(ord(char) < 0x20 or 0x202A <= ord(char) <= 0x202E for char in shown)
+    assert "hunter2" not in captured.out
+    assert "/home/alice" not in captured.out
+
+
 # --- text hygiene (record level; lands on another branch) ---------------------------
 
 

@@ -19,7 +19,10 @@ ERROR_SCHEMA: Final = "reward_memory_error_v0"
 _MAX_MESSAGE: Final = 600
 _MAX_PATH: Final = 396
 _ERROR_CODE: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_UNPRINTABLE: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0/C1 controls, unpaired surrogates, and bidirectional overrides (which can
+# make a terminal show a path other than the one printed).
+_UNPRINTABLE: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+_PATH_GLUE: Final = re.compile(r"^\$|[.\[\]]")
 # Keys the text summary shows first, in this order, when a packet has them.
 _SUMMARY_KEYS: Final = (
     "status",
@@ -99,7 +102,8 @@ def emit_error(code: str, message: str, path: str | None) -> None:
         message = "the input was not understood (a detail was withheld: it looks unsafe)"
     if path is not None:
         path = _printable(path)
-        if find_unsafe(path) is not None:
+        # A key is glued to "$." or "]": check it as a word of its own as well.
+        if find_unsafe(path) is not None or find_unsafe(_PATH_GLUE.sub(" ", path)) is not None:
             path = "$"
     packet = error_packet(code, _clip(message, _MAX_MESSAGE), path and _clip(path, _MAX_PATH))
     sys.stdout.write(json.dumps(packet, indent=2, ensure_ascii=False) + "\n")
