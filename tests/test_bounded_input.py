@@ -517,3 +517,60 @@ def test_bounds_cost_little_on_a_normal_document() -> None:
     for _ in range(200):
         jsonio.parse(text)
     assert (time.perf_counter() - started) / 200 < 0.002
+
+
+# --- validation stays linear in the input ---------------------------------------------
+
+
+def test_unique_items_is_linear_for_objects() -> None:
+    """jsonschema compares objects pairwise; 20 000 distinct ones would take minutes.
+
+    Bounded input is bounded in time too: a few-hundred-KiB file cannot stall a verb.
+    """
+    from reward_memory import schemas
+
+    request = json.loads((EXAMPLES / "candidate-review-request.json").read_bytes())
+    request["proposal"]["requested_action_scopes"] = [{"a": index} for index in range(20_000)]
+    started = time.monotonic()
+    with pytest.raises(RecordValidationError):
+        schemas.validate(request)
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("items", "unique"),
+    [
+        (["a", "b"], True),
+        (["a", "a"], False),
+        ([1, 1.0], False),  # one JSON number
+        ([1, True], True),  # a number and a boolean
+        ([0, False], True),
+        ([{"a": 1, "b": [1]}, {"b": [1.0], "a": 1}], False),  # key order is not data
+        ([[1, 2], [2, 1]], True),  # element order is
+        ([{"a": True}, {"a": 1}], True),
+        ([None, None], False),
+    ],
+)
+def test_unique_items_keeps_json_equality(items: list[Any], *, unique: bool) -> None:
+    from reward_memory import schemas
+
+    validator = schemas.validator_for("reward_memory_authority_checkpoint_v0")
+    errors = [
+        error
+        for error in validator.iter_errors({"action_scopes": items})
+        if error.validator == "uniqueItems"
+    ]
+    assert (not errors) is unique
+
+
+def test_validation_time_does_not_grow_with_the_number_of_bad_items() -> None:
+    """A 4 MiB list of bad items must not cost one error object per item (10**5 of them)."""
+    from reward_memory import schemas
+
+    request = json.loads((EXAMPLES / "candidate-review-request.json").read_bytes())
+    request["authority_checkpoint"]["action_scopes"] = list(range(300_000))
+    started = time.monotonic()
+    with pytest.raises(RecordValidationError) as caught:
+        schemas.validate(request)
+    assert time.monotonic() - started < 5
+    assert caught.value.path.startswith("$.authority_checkpoint.action_scopes")
