@@ -15,12 +15,15 @@ stream cases (``/dev/zero``, FIFOs, an endless stdin) also run as real processes
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +32,8 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reward_memory import jsonio, schemas
 from reward_memory.cli import main
@@ -419,6 +424,64 @@ def test_the_unmutated_example_is_accepted(verb: str, capsys: pytest.CaptureFixt
     assert code == 0, capsys.readouterr().out
 
 
+# --- no input reaches exit 1 (property) ----------------------------------------------
+
+_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30)
+    | st.sampled_from(["password=hunter2", "/home/alice/x", "2026-02-30T00:00:00Z", "\u0000"])
+)
+_VALUES = st.recursive(
+    _LEAF,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+def _members(value: Any, prefix: str = "") -> list[str]:
+    """Every member of the document, as the dotted paths ``_set`` takes."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            found.append(path)
+            found.extend(_members(item, path))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            path = f"{prefix}[{index}]"
+            found.append(path)
+            found.extend(_members(item, path))
+    return found
+
+
+@settings(max_examples=150)
+@given(data=st.data(), verb=st.sampled_from(list(VERBS)))
+def test_no_mutation_of_an_example_reaches_exit_1(data: st.DataObject, verb: str) -> None:
+    """Exit 1 is for our bugs only: any member of a valid input, replaced by any JSON
+    value (or deleted), is an answer (0) or an error packet (2), never a crash."""
+    argv, _, name = VERBS[verb]
+    base = example(name)
+    member = data.draw(st.sampled_from(_members(base)), label="member")
+    value = data.draw(_VALUES | st.just(_DELETE), label="value")
+    changed = _set(base, member, value)
+    with tempfile.TemporaryDirectory() as folder:
+        target = Path(folder) / "input.json"
+        target.write_text(json.dumps(changed), encoding="utf-8")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main([*argv, str(target), "--format", "json"])
+    packet = json.loads(out.getvalue())
+    assert code in (0, 2), packet
+    if code == 2:
+        assert schemas.validate(packet) == "reward_memory_error_v0"
+        assert packet["error_code"] != "internal_error"
+
+
 # --- the error packet itself stays valid and public-safe ----------------------------
 
 HOSTILE_KEYS = {
@@ -603,3 +666,22 @@ def test_a_deep_document_on_stdin_is_refused_as_a_process() -> None:
     result = _cli("schema", "validate", "-", input="[" * 100_000 + "]" * 100_000)
     assert result.returncode == 2
     assert_error_packet(result.stdout, result.stderr, "input_too_deep", "FILE")
+
+
+@pytest.mark.parametrize("output_format", ["json", "text"])
+def test_a_stdout_that_is_not_utf8_never_turns_an_answer_into_exit_1(
+    output_format: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PYTHONIOENCODING=ascii or a legacy console: non-ASCII text is escaped, not a crash."""
+    base = example("candidate-review-request.json")
+    changed = _set(base, "proposal.content_summary", "Keep fixes small — café rule ✓.")
+    target = tmp_path / "input.json"
+    target.write_text(json.dumps(changed), encoding="utf-8")
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    code = main(["candidate-review", "--input", str(target), "--format", output_format])
+    sys.stdout.flush()
+    assert code == 0
+    shown = raw.getvalue().decode("ascii")
+    if output_format == "json":
+        assert json.loads(shown)["record"]["content_summary"] == "Keep fixes small — café rule ✓."

@@ -11,7 +11,7 @@ import attrs
 
 from reward_memory.errors import RecordValidationError
 
-__all__ = ["Outcome", "emit", "emit_error", "read_json_input", "summary_lines"]
+__all__ = ["Outcome", "emit", "emit_error", "read_json_input", "summary_lines", "write_json"]
 
 ERROR_SCHEMA: Final = "reward_memory_error_v0"
 # The error packet's own schema bounds (reward_memory_error_v0.schema.json); its
@@ -64,11 +64,28 @@ def emit(outcome: Outcome, output_format: str) -> None:
     if outcome.printed:
         return
     if output_format == "json":
-        sys.stdout.write(json.dumps(outcome.packet, indent=2, ensure_ascii=False) + "\n")
+        write_json(outcome.packet)
         return
     lines = summary_lines(outcome.packet)
     lines.extend(outcome.text_lines)
-    sys.stdout.write("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:  # a stdout that is not UTF-8: escape, never crash
+        sys.stdout.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+
+
+def write_json(document: Any) -> None:
+    """Print a JSON document (2-space indent, UTF-8 kept where stdout can show it).
+
+    A stdout that cannot encode a character (``PYTHONIOENCODING=ascii``, a
+    legacy console) gets the same JSON with ``\\u`` escapes instead of a crash:
+    exit 1 is for our bugs, not for the caller's terminal.
+    """
+    try:
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    except UnicodeEncodeError:
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
 def error_packet(code: str, message: str, path: str | None) -> dict[str, Any]:
@@ -105,8 +122,7 @@ def emit_error(code: str, message: str, path: str | None) -> None:
         # A key is glued to "$." or "]": check it as a word of its own as well.
         if find_unsafe(path) is not None or find_unsafe(_PATH_GLUE.sub(" ", path)) is not None:
             path = "$"
-    packet = error_packet(code, _clip(message, _MAX_MESSAGE), path and _clip(path, _MAX_PATH))
-    sys.stdout.write(json.dumps(packet, indent=2, ensure_ascii=False) + "\n")
+    write_json(error_packet(code, _clip(message, _MAX_MESSAGE), path and _clip(path, _MAX_PATH)))
 
 
 def _printable(text: str) -> str:
