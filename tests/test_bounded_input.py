@@ -574,3 +574,44 @@ def test_validation_time_does_not_grow_with_the_number_of_bad_items() -> None:
         schemas.validate(request)
     assert time.monotonic() - started < 5
     assert caught.value.path.startswith("$.authority_checkpoint.action_scopes")
+
+
+def _review_request(**proposal_changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((EXAMPLES / "candidate-review-request.json").read_bytes())
+    data["proposal"].update(proposal_changes)
+    return data
+
+
+def _deep_list(depth: int) -> list[Any]:
+    root: list[Any] = []
+    node = root
+    for _ in range(depth):
+        child: list[Any] = []
+        node.append(child)
+        node = child
+    return root
+
+
+@pytest.mark.parametrize(
+    "value", [_deep_dict(100_000), _cycle(), _deep_list(70)], ids=["deep", "cycle", "deep-list"]
+)
+def test_every_mapping_entry_point_refuses_pathological_data(value: Any) -> None:
+    """propose / review / activate take a mapping where a record is expected; each goes
+    through the one schema boundary, which must answer with a typed error: jsonschema
+    would recurse into the value (or repr() it) and raise RecursionError."""
+    from reward_memory import schemas
+    from reward_memory.candidates import propose
+    from reward_memory.records._plain import load_plain
+    from reward_memory.records.candidate import CandidateReviewRequest
+
+    request = _review_request(content_summary=value)
+    checkpoint = request["authority_checkpoint"]
+    for attempt in (
+        lambda: schemas.validate(request),
+        lambda: load_plain(request, CandidateReviewRequest),
+        lambda: wire.load(request),
+        lambda: propose(request["proposal"], checkpoint),
+    ):
+        with pytest.raises(InputError) as caught:
+            attempt()
+        assert caught.value.code == "input_too_deep"

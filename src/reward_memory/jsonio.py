@@ -399,7 +399,41 @@ def check_data(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> None:
     non-finite floats and unpaired surrogates each raise a typed error naming
     the path. Iterative, so no input can exhaust the interpreter's stack.
     """
-    _raise_first_problem(value, max_depth)
+    if not _looks_clean(value, max_depth):
+        _raise_first_problem(value, max_depth)
+
+
+def _looks_clean(root: Any, max_depth: int) -> bool:
+    """The fast pass of :func:`check_data`: no paths kept; False sends it to the exact walk."""
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    push = stack.append
+    while stack:
+        value, depth = stack.pop()
+        kind = type(value)
+        if kind is str:
+            if _SURROGATE.search(value):
+                return False
+        elif kind is dict:
+            if depth > max_depth:
+                return False
+            for key, item in value.items():
+                if type(key) is not str or _SURROGATE.search(key):
+                    return False
+                push((item, depth + 1))
+        elif kind is list or kind is tuple:
+            if depth > max_depth:
+                return False
+            for item in value:
+                push((item, depth + 1))
+        elif kind is int:
+            if not -MAX_JSON_INTEGER <= value <= MAX_JSON_INTEGER:
+                return False
+        elif kind is float:
+            if not math.isfinite(value):
+                return False
+        elif value is not None and kind is not bool:
+            return False  # a subclass or a foreign type: the exact walk decides
+    return True
 
 
 def _raise_first_problem(root: Any, max_depth: int) -> None:

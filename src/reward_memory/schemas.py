@@ -240,7 +240,9 @@ def validate(instance: Any, name: str | None = None) -> str:
     """Validate a packet against its schema; return the schema name used.
 
     Without ``name`` the packet's own ``schema_version`` selects the schema.
-    Raises :class:`RecordValidationError` (field path named) on any mismatch.
+    Raises :class:`RecordValidationError` (field path named) on any mismatch,
+    and :class:`~reward_memory.errors.InputError` for data past the bounds of
+    :func:`reward_memory.jsonio.check_data`.
     """
     if not isinstance(instance, dict):
         raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
@@ -259,6 +261,11 @@ def validate(instance: Any, name: str | None = None) -> str:
                 code="schema_version_unsupported",
             )
         name = version
+    # Data built in Python meets the bounds parsed JSON meets (depth, cycles,
+    # number range, ...) before jsonschema recurses into it or repr()s it.
+    from reward_memory import jsonio  # noqa: PLC0415
+
+    jsonio.check_data(instance)
     validator = validator_for(name)
     # The best error is chosen among the first _MAX_ERRORS: each costs tens of
     # microseconds, and a 4 MiB list of bad items would otherwise yield 10**5.

@@ -181,15 +181,22 @@ def load(data: Any, expected: type[T] | None = None) -> T:
 
     ``expected`` (a record class) additionally requires that the packet's
     ``schema_version`` is the one registered for that class. Data built in
-    Python is first held to the bounds parsed JSON meets (nesting depth, a
-    cycle, non-string keys, non-JSON values, numbers out of range), so no
-    ``dict`` can make validation recurse without end.
+    Python is held to the bounds parsed JSON meets (nesting depth, a cycle,
+    non-string keys, non-JSON values, numbers out of range: see
+    :func:`reward_memory.schemas.validate`), so no ``dict`` can make
+    validation recurse without end.
     """
-    from reward_memory import jsonio  # noqa: PLC0415
+    from reward_memory import schemas  # noqa: PLC0415
 
-    if isinstance(data, dict):
-        jsonio.check_data(data)
-    return _load_checked(data, expected)
+    name = schemas.validate(data)
+    if expected is not None and packet_type(name) is not expected:
+        raise RecordValidationError(
+            f"expected a {expected.__name__} packet",
+            path="$.schema_version",
+            code="schema_version_unsupported",
+        )
+    # The converter picks the record by the packet's schema_version tag.
+    return cast("T", structure(dict(data), _packet_union()))
 
 
 def loads(data: str | bytes | bytearray, expected: type[T] | None = None) -> T:
@@ -202,28 +209,14 @@ def loads(data: str | bytes | bytearray, expected: type[T] | None = None) -> T:
     """
     from reward_memory import jsonio  # noqa: PLC0415
 
-    return _load_checked(jsonio.parse(data), expected)
+    return load(jsonio.parse(data), expected)
 
 
 def load_file(path: str | os.PathLike[str], expected: type[T] | None = None) -> T:
     """:func:`load` for a JSON file (``"-"``: standard input), read within the bounds."""
     from reward_memory import jsonio  # noqa: PLC0415
 
-    return _load_checked(jsonio.read(path), expected)
-
-
-def _load_checked(data: Any, expected: type[T] | None) -> T:
-    from reward_memory import schemas  # noqa: PLC0415
-
-    name = schemas.validate(data)
-    if expected is not None and packet_type(name) is not expected:
-        raise RecordValidationError(
-            f"expected a {expected.__name__} packet",
-            path="$.schema_version",
-            code="schema_version_unsupported",
-        )
-    # The converter picks the record by the packet's schema_version tag.
-    return cast("T", structure(dict(data), _packet_union()))
+    return load(jsonio.read(path), expected)
 
 
 def _notes_path(exc: BaseException, path: str) -> str:
