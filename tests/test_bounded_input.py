@@ -615,3 +615,25 @@ def test_every_mapping_entry_point_refuses_pathological_data(value: Any) -> None
         with pytest.raises(InputError) as caught:
             attempt()
         assert caught.value.code == "input_too_deep"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_symlink_loop_is_unreadable(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(InputError) as caught:
+        jsonio.read(tmp_path / "a")
+    assert caught.value.code == "file_unreadable"
+    assert str(tmp_path) not in caught.value.message
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs Unix sockets")
+def test_a_unix_socket_is_unreadable(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        with pytest.raises(InputError) as caught:
+            jsonio.read(path)
+    assert caught.value.code == "file_unreadable"

@@ -2,13 +2,16 @@
 every library loader that takes text, bytes or a path.
 
 Every problem is an :class:`~reward_memory.errors.InputError` (a
-``RecordValidationError``) with a stable ``code``; nothing here can raise
-``RecursionError``, ``MemoryError`` or hang on a stream that never ends:
+``RecordValidationError``) with a stable ``code``; no input makes it raise
+anything else (``RecursionError``, ``JSONDecodeError``, ...), read more than
+the size limit, or wait forever:
 
 =========================  =====================================================
 code                       when
 =========================  =====================================================
 ``missing_input``          no source was named
+``wrong_type``             :func:`parse` was given neither text nor bytes, or
+                           :func:`check_data` a non-JSON value or key
 ``file_not_found``         the path does not exist
 ``file_unreadable``        a directory, a socket, permission denied, ...
 ``input_too_large``        over :data:`MAX_INPUT_BYTES` (at most that + 1 bytes
@@ -38,6 +41,7 @@ pays two ``str.count`` calls for it.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -149,9 +153,9 @@ def read_bytes(
         raise _error(
             "file_unreadable", "the input file cannot be read (permission denied)", where
         ) from None
-    except OSError as exc:
+    except OSError as exc:  # ENXIO (a socket), ELOOP, ENAMETOOLONG, ...
         raise _error(
-            "file_unreadable", f"the input file cannot be read ({type(exc).__name__})", where
+            "file_unreadable", f"the input file cannot be read ({_reason(exc)})", where
         ) from None
     except ValueError:  # a NUL byte or an unencodable character in the name
         raise _error("file_not_found", "the input file name is not a valid path", where) from None
@@ -178,7 +182,7 @@ def _read_fd(fd: int, max_bytes: int, idle_timeout: float | None, where: str) ->
         return _read_until(fd, max_bytes, _CHUNK, wait, where)
     except OSError as exc:
         raise _error(
-            "file_unreadable", f"the input cannot be read ({type(exc).__name__})", where
+            "file_unreadable", f"the input cannot be read ({_reason(exc)})", where
         ) from None
 
 
@@ -249,6 +253,11 @@ def _waiter(fd: int, idle_timeout: float | None, where: str) -> Callable[[], Non
             )
 
     return wait
+
+
+def _reason(exc: OSError) -> str:
+    # The errno's symbolic name (never strerror with the file name in it).
+    return errno.errorcode.get(exc.errno or 0, type(exc).__name__)
 
 
 def _too_large(max_bytes: int, where: str) -> InputError:
