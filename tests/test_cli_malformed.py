@@ -685,3 +685,27 @@ def test_a_stdout_that_is_not_utf8_never_turns_an_answer_into_exit_1(
     shown = raw.getvalue().decode("ascii")
     if output_format == "json":
         assert json.loads(shown)["record"]["content_summary"] == "Keep fixes small — café rule ✓."
+
+
+@settings(max_examples=300)
+@given(
+    code=st.text(max_size=80),
+    message=st.text(min_size=0, max_size=2000),
+    path=st.none() | st.text(max_size=800),
+)
+def test_any_error_packet_validates_against_its_schema(
+    code: str, message: str, path: str | None
+) -> None:
+    """Whatever a message or path holds (input keys reach both), the printed packet
+    validates, so a caller's parser of error packets never meets a malformed one."""
+    from reward_memory.cli._common import emit_error
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        emit_error(code, message, path)
+    text = out.getvalue()
+    text.encode("utf-8")  # writable as UTF-8: no unpaired surrogate survived
+    packet = json.loads(text)
+    assert schemas.validate(packet) == "reward_memory_error_v0"
+    if path is None:
+        assert packet["field_path"] is None
