@@ -16,8 +16,8 @@ code                       when
 ``file_unreadable``        a directory, a socket, permission denied, ...
 ``input_too_large``        over :data:`MAX_INPUT_BYTES` (at most that + 1 bytes
                            are ever read, so ``/dev/zero`` ends at once)
-``input_timeout``          a named FIFO or device gave no byte for
-                           :data:`INPUT_IDLE_TIMEOUT` seconds (e.g. no writer)
+``input_timeout``          a named FIFO, device or special file gave no byte
+                           for :data:`INPUT_IDLE_TIMEOUT` seconds (no writer)
 ``not_utf8``               the bytes are not UTF-8
 ``empty_input``            nothing but whitespace
 ``invalid_json``           not JSON, or ``NaN`` / ``Infinity``
@@ -167,19 +167,22 @@ def read_bytes(
 
 
 def _read_fd(fd: int, max_bytes: int, idle_timeout: float | None, where: str) -> bytes:
-    """Read ``fd`` to its end; ``idle_timeout`` (None: wait forever) applies to streams."""
+    """Read ``fd`` to its end; ``idle_timeout`` (None: wait forever) bounds each wait."""
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise _error("file_unreadable", "the input is a directory, not a file", where)
+        chunk = _CHUNK
         if stat.S_ISREG(info.st_mode):
-            # The size is known: refuse without reading; read the rest in one go
-            # (one more byte than the size, to see a file that grew).
+            # The size is known: refuse without reading, and read the rest in one
+            # go (one more byte than the size, to see a file that grew).
             if info.st_size > max_bytes:
                 raise _too_large(max_bytes, where)
-            return _read_until(fd, max_bytes, info.st_size + 1, None, where)
+            chunk = max(info.st_size + 1, _CHUNK)
+        # Regular files wait too: a /proc file (kmsg) can block like a pipe, and
+        # poll() answers at once for an ordinary file.
         wait = _waiter(fd, idle_timeout, where)
-        return _read_until(fd, max_bytes, _CHUNK, wait, where)
+        return _read_until(fd, max_bytes, chunk, wait, where)
     except OSError as exc:
         raise _error(
             "file_unreadable", f"the input cannot be read ({_reason(exc)})", where
