@@ -230,8 +230,9 @@ def health_cases() -> list[Case]:
         ("token-over-long", "corpus.owner_ref", "a" * 201, "invalid_format"),
         ("reason-credential", "corpus.lifecycle.retirement_reason", UNSAFE_CREDENTIAL,
          "invalid_format"),
-        ("contradictory", "observation.provider_available", False, "contradictory_observation",
-         "$.observation.retrieval_query_succeeded"),
+        # A later stage claimed without the one before it; the error names the claim.
+        ("contradictory", "observation.retrieval_query_succeeded", False,
+         "contradictory_observation", "$.observation.result_readback_verified"),
     ]  # fmt: skip
     return [
         *_mutations(base, rows),
