@@ -167,7 +167,7 @@ def test_schema_validate_names_an_unknown_field(
     [
         (None, "file_not_found"),
         (b"{not json", "invalid_json"),
-        (b"\xff\xfe\x00", "invalid_json"),
+        (b"\xff\xfe\x00", "not_utf8"),
         (b'{"schema_version": NaN}', "invalid_json"),
         (b"[1, 2]", "wrong_type"),
         (b"{}", "schema_version_missing"),
@@ -201,10 +201,11 @@ def test_unreadable_file(
     target = tmp_path / "secret.json"
     target.write_text("{}")
 
-    def refuse(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied", str(self))
+    def refuse(path: str, flags: int) -> int:
+        raise PermissionError(13, "Permission denied", path)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    # The bounded reader opens with os.open (non-blocking, for FIFOs).
+    monkeypatch.setattr("reward_memory.jsonio.os.open", refuse)
     exit_code, out = run(capsys, "schema", "validate", str(target))
     assert exit_code == 2
     assert error_of(out)["error_code"] == "file_unreadable"

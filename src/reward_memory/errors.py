@@ -4,7 +4,8 @@
 
     RewardMemoryError
      ├── RecordValidationError (also ValueError)   bad input: names the field path
-     │    └── UnsafeTextError                      credential or local-path shape, over-long text
+     │    ├── UnsafeTextError                      credential or local-path shape, over-long text
+     │    └── InputError                           unreadable, oversized, endless or malformed JSON
      ├── SchemaError                               unknown schema / broken bundled schema
      └── ProviderError
           ├── ProviderNotFoundError (also LookupError)
@@ -21,6 +22,7 @@ packet can be printed or logged without leaking the secret or path it caught.
 from __future__ import annotations
 
 __all__ = [
+    "InputError",
     "ProviderConfigError",
     "ProviderConflictError",
     "ProviderError",
@@ -90,6 +92,21 @@ class UnsafeTextError(RecordValidationError):
     """Text that is over-long or has a credential or local-path shape."""
 
     code = "unsafe_text"
+
+
+class InputError(RecordValidationError):
+    """A JSON document that cannot be read or parsed within the documented bounds.
+
+    Raised by :mod:`reward_memory.jsonio` (and so by every CLI verb that reads a
+    file, and by ``wire.loads`` / ``wire.load_file``): a missing or unreadable
+    file, input over the size limit, a stream that never ends or never starts,
+    text that is not UTF-8 or not JSON, nesting past the depth limit, a
+    duplicate object key, a number outside the interoperable range. ``path`` is
+    the option that named the input (``--input``) for problems of the whole
+    document, or the JSON path of the offending member.
+    """
+
+    code = "invalid_input"
 
 
 class SchemaError(RewardMemoryError):

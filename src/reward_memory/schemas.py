@@ -12,6 +12,7 @@ holds the shared value grammars (``$defs``) the packet schemas refer to.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from importlib import resources
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
 SCHEMA_BASE_URI: Final = "https://reward-memory.dev/schemas/"
 _SUFFIX: Final = ".schema.json"
 _SCHEMA_VERSION_PATH: Final = "$.schema_version"
+_MAX_ERRORS: Final = 1000
 
 
 def schema_dir() -> Traversable:
@@ -80,11 +82,25 @@ def get_schema(name: str) -> dict[str, Any]:
 
 
 @functools.cache
+def _validated_documents() -> Mapping[str, dict[str, Any]]:
+    # Every file declares Draft 2020-12 in "$schema", and jsonschema re-picks the
+    # validator class from "$schema" at each $ref: our extended class (below)
+    # would be dropped there. Validation copies leave the key out; the dialect
+    # is still 2020-12 (the registry's default specification).
+    return {
+        name: {key: value for key, value in document.items() if key != "$schema"}
+        for name, document in _documents().items()
+    }
+
+
+@functools.cache
 def _registry() -> referencing.Registry[Any]:
     from referencing import Registry, Resource  # noqa: PLC0415 - jsonschema is off the import path
+    from referencing.jsonschema import DRAFT202012  # noqa: PLC0415
 
     resources_ = [
-        (document["$id"], Resource.from_contents(document)) for document in _documents().values()
+        (document["$id"], Resource.from_contents(document, default_specification=DRAFT202012))
+        for document in _validated_documents().values()
     ]
     registry: referencing.Registry[Any] = Registry().with_resources(resources_)
     return registry.crawl()
@@ -93,9 +109,65 @@ def _registry() -> referencing.Registry[Any]:
 @functools.cache
 def validator_for(name: str) -> jsonschema.protocols.Validator:
     """A compiled Draft 2020-12 validator for the named schema (built once)."""
-    from jsonschema import Draft202012Validator  # noqa: PLC0415
+    get_schema(name)  # an unknown name is a SchemaError
+    validator: jsonschema.protocols.Validator = _validator_class()(
+        _validated_documents()[name], registry=_registry()
+    )
+    return validator
 
-    return Draft202012Validator(get_schema(name), registry=_registry())
+
+@functools.cache
+def _validator_class() -> Any:
+    from jsonschema import Draft202012Validator, validators  # noqa: PLC0415
+
+    # Validation time must follow the input's size, not its square, nor its
+    # number of errors: jsonschema compares unsortable uniqueItems (objects)
+    # pairwise, and anyOf collects every error of a failed branch.
+    return validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, {"uniqueItems": _unique_items, "anyOf": _any_of}
+    )
+
+
+def _any_of(validator: Any, branches: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError  # noqa: PLC0415
+
+    del schema
+    failures: list[Any] = []
+    for index, branch in enumerate(branches):
+        found = validator.descend(instance, branch, schema_path=index)
+        errors = list(itertools.islice(found, _MAX_ERRORS))
+        if not errors:
+            return
+        failures.extend(errors)
+    yield ValidationError("is not valid under any of the given schemas", context=failures)
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """Hash each item's frozen form: linear, with the same JSON equality."""
+    from jsonschema import Draft202012Validator, ValidationError  # noqa: PLC0415
+
+    if unique and validator.is_type(instance, "array"):
+        try:
+            frozen = [_frozen(item) for item in instance]
+            distinct = len(set(frozen)) == len(frozen)
+        except TypeError:  # not JSON data (a Python caller's set, ...): jsonschema's own way
+            yield from Draft202012Validator.VALIDATORS["uniqueItems"](
+                validator, unique, instance, schema
+            )
+            return
+        if not distinct:
+            yield ValidationError("has non-unique elements")
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in equal exactly when the JSON values are (1 == 1.0, true != 1)."""
+    if isinstance(value, bool):
+        return (bool, value)
+    if isinstance(value, dict):
+        return (dict, frozenset((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list | tuple):
+        return (list, tuple(_frozen(item) for item in value))
+    return value
 
 
 def _path_of(error: jsonschema.ValidationError) -> str:
@@ -168,7 +240,9 @@ def validate(instance: Any, name: str | None = None) -> str:
     """Validate a packet against its schema; return the schema name used.
 
     Without ``name`` the packet's own ``schema_version`` selects the schema.
-    Raises :class:`RecordValidationError` (field path named) on any mismatch.
+    Raises :class:`RecordValidationError` (field path named) on any mismatch,
+    and :class:`~reward_memory.errors.InputError` for data past the bounds of
+    :func:`reward_memory.jsonio.check_data`.
     """
     if not isinstance(instance, dict):
         raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
@@ -187,8 +261,16 @@ def validate(instance: Any, name: str | None = None) -> str:
                 code="schema_version_unsupported",
             )
         name = version
+    # Data built in Python meets the bounds parsed JSON meets (depth, cycles,
+    # number range, ...) before jsonschema recurses into it or repr()s it.
+    from reward_memory import jsonio  # noqa: PLC0415
+
+    jsonio.check_data(instance)
     validator = validator_for(name)
-    error = next(iter(sorted(validator.iter_errors(instance), key=_error_order)), None)
+    # The best error is chosen among the first _MAX_ERRORS: each costs tens of
+    # microseconds, and a 4 MiB list of bad items would otherwise yield 10**5.
+    errors = itertools.islice(validator.iter_errors(instance), _MAX_ERRORS)
+    error = next(iter(sorted(errors, key=_error_order)), None)
     if error is not None:
         raise _translate(error)
     return name

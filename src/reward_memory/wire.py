@@ -3,6 +3,10 @@
 ``load(data)`` is the boundary: it validates a JSON object against its bundled
 schema (strict types, unknown fields rejected, field path named), then
 structures it into the attrs record registered for its ``schema_version``.
+``loads(text)`` and ``load_file(path)`` are the same boundary for JSON text,
+bytes or a file, read and parsed within the bounds of :mod:`reward_memory.jsonio`
+(size, depth, duplicate keys, ...); every failure is a typed
+``RecordValidationError``, never a ``RecursionError`` or a ``JSONDecodeError``.
 ``dump(record)`` unstructures any record to plain JSON-ready data.
 
 The converter is private and built on first use; nothing here touches cattrs'
@@ -20,11 +24,21 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
 from reward_memory.errors import RecordValidationError, join_path
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Iterator
 
     from cattrs import Converter
 
-__all__ = ["PACKET_TYPES", "dump", "dump_packet", "load", "packet_type", "structure"]
+__all__ = [
+    "PACKET_TYPES",
+    "dump",
+    "dump_packet",
+    "load",
+    "load_file",
+    "loads",
+    "packet_type",
+    "structure",
+]
 
 T = TypeVar("T")
 
@@ -166,7 +180,11 @@ def load(data: Any, expected: type[T] | None = None) -> T:
     """Validate ``data`` against its schema and structure it into its record.
 
     ``expected`` (a record class) additionally requires that the packet's
-    ``schema_version`` is the one registered for that class.
+    ``schema_version`` is the one registered for that class. Data built in
+    Python is held to the bounds parsed JSON meets (nesting depth, a cycle,
+    non-string keys, non-JSON values, numbers out of range: see
+    :func:`reward_memory.schemas.validate`), so no ``dict`` can make
+    validation recurse without end.
     """
     from reward_memory import schemas  # noqa: PLC0415
 
@@ -179,6 +197,26 @@ def load(data: Any, expected: type[T] | None = None) -> T:
         )
     # The converter picks the record by the packet's schema_version tag.
     return cast("T", structure(dict(data), _packet_union()))
+
+
+def loads(data: str | bytes | bytearray, expected: type[T] | None = None) -> T:
+    """:func:`load` for one JSON document given as text or bytes (UTF-8).
+
+    Raises:
+        RecordValidationError: an :class:`~reward_memory.errors.InputError` for
+            text that is not bounded JSON (see :mod:`reward_memory.jsonio`),
+            otherwise whatever :func:`load` refuses; the field path is named.
+    """
+    from reward_memory import jsonio  # noqa: PLC0415
+
+    return load(jsonio.parse(data), expected)
+
+
+def load_file(path: str | os.PathLike[str], expected: type[T] | None = None) -> T:
+    """:func:`load` for a JSON file (``"-"``: standard input), read within the bounds."""
+    from reward_memory import jsonio  # noqa: PLC0415
+
+    return load(jsonio.read(path), expected)
 
 
 def _notes_path(exc: BaseException, path: str) -> str:

@@ -7,7 +7,11 @@ table below is plain strings.
 
 Every bad input (missing or unreadable file, invalid JSON, wrong schema, unknown
 field, unsafe or over-long text, bad flags) prints a ``reward_memory_error_v0``
-packet on stdout and exits 2; no traceback reaches the user.
+packet on stdout and exits 2; no traceback reaches the user. Every verb that
+reads a file reads it through one bounded reader (:mod:`reward_memory.jsonio`):
+at most 4 MiB, nesting at most 64 deep, no duplicate keys, exact integers only,
+and a named FIFO or device that stays silent for 3 s is refused, so no input
+can hang a verb or reach the exit code 1 kept for our own bugs.
 """
 
 from __future__ import annotations

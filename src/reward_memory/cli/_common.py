@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
-from pathlib import Path
 from typing import Any, Final
 
 import attrs
 
 from reward_memory.errors import RecordValidationError
 
-__all__ = ["Outcome", "emit", "emit_error", "read_json_input", "summary_lines"]
+__all__ = ["Outcome", "emit", "emit_error", "read_json_input", "summary_lines", "write_json"]
 
 ERROR_SCHEMA: Final = "reward_memory_error_v0"
+# The error packet's own schema bounds (reward_memory_error_v0.schema.json); its
+# `error` field is message + " @ " + path, so the two limits keep it under 1000.
+_MAX_MESSAGE: Final = 600
+_MAX_PATH: Final = 396
+_ERROR_CODE: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# C0/C1 controls, unpaired surrogates, and bidirectional overrides (which can
+# make a terminal show a path other than the one printed).
+_UNPRINTABLE: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+_PATH_GLUE: Final = re.compile(r"^\$|[.\[\]]")
 # Keys the text summary shows first, in this order, when a packet has them.
 _SUMMARY_KEYS: Final = (
     "status",
@@ -55,11 +64,28 @@ def emit(outcome: Outcome, output_format: str) -> None:
     if outcome.printed:
         return
     if output_format == "json":
-        sys.stdout.write(json.dumps(outcome.packet, indent=2, ensure_ascii=False) + "\n")
+        write_json(outcome.packet)
         return
     lines = summary_lines(outcome.packet)
     lines.extend(outcome.text_lines)
-    sys.stdout.write("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:  # a stdout that is not UTF-8: escape, never crash
+        sys.stdout.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+
+
+def write_json(document: Any) -> None:
+    """Print a JSON document (2-space indent, UTF-8 kept where stdout can show it).
+
+    A stdout that cannot encode a character (``PYTHONIOENCODING=ascii``, a
+    legacy console) gets the same JSON with ``\\u`` escapes instead of a crash:
+    exit 1 is for our bugs, not for the caller's terminal.
+    """
+    try:
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    except UnicodeEncodeError:
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
 def error_packet(code: str, message: str, path: str | None) -> dict[str, Any]:
@@ -79,59 +105,48 @@ def emit_error(code: str, message: str, path: str | None) -> None:
     """Print an error packet on stdout (always JSON: it is meant for the caller's code).
 
     Messages are ours and never repeat input values, but a parser message can
-    quote an argument; anything with a credential or path shape is replaced.
+    quote an argument and a path or an unknown-field message names the input's
+    keys; anything with a credential or path shape is replaced, and anything
+    that would make the packet fail its own schema (length, unprintable
+    characters) is cut or replaced, so the packet always validates.
     """
     from reward_memory.text import find_unsafe
 
+    if _ERROR_CODE.fullmatch(code) is None:
+        code = "invalid_request"
+    message = _printable(message)
     if find_unsafe(message) is not None:
-        message = "the arguments were not understood (an argument was withheld: it looks unsafe)"
-    if path is not None and find_unsafe(path) is not None:
-        path = "$"
-    packet = error_packet(code, message, path)
-    sys.stdout.write(json.dumps(packet, indent=2, ensure_ascii=False) + "\n")
+        message = "the input was not understood (a detail was withheld: it looks unsafe)"
+    if path is not None:
+        path = _printable(path)
+        # A key is glued to "$." or "]": check it as a word of its own as well.
+        if find_unsafe(path) is not None or find_unsafe(_PATH_GLUE.sub(" ", path)) is not None:
+            path = "$"
+    write_json(error_packet(code, _clip(message, _MAX_MESSAGE), path and _clip(path, _MAX_PATH)))
+
+
+def _printable(text: str) -> str:
+    # Unpaired surrogates cannot be written as UTF-8, and control characters
+    # have no place in a one-line message: both become U+FFFD.
+    return _UNPRINTABLE.sub("\ufffd", text) or "?"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def read_json_input(name: str | None, *, option: str = "--input") -> Any:
-    """Read one JSON document from a file (``-`` for stdin).
+    """Read one JSON document from a file (``-`` for stdin), within the documented bounds.
 
-    Every failure is a :class:`RecordValidationError` whose path names the option;
-    the message never repeats the file name (it may be a local path).
+    Every verb that reads a file goes through here, so every one refuses the same
+    inputs the same way (:mod:`reward_memory.jsonio`: size, depth, endless or
+    silent streams, duplicate keys, ...). Errors are typed
+    (:class:`~reward_memory.errors.InputError`); a whole-document problem names
+    the option as its path, never the file name (it may be a local path).
     """
-    if name is None:
-        raise RecordValidationError("a file is required", path=option, code="missing_input")
-    try:
-        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-    except FileNotFoundError:
-        raise RecordValidationError(
-            "the input file does not exist", path=option, code="file_not_found"
-        ) from None
-    except IsADirectoryError:
-        raise RecordValidationError(
-            "the input is a directory, not a file", path=option, code="file_unreadable"
-        ) from None
-    except OSError as exc:
-        raise RecordValidationError(
-            f"the input file cannot be read ({type(exc).__name__})",
-            path=option,
-            code="file_unreadable",
-        ) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordValidationError(
-            "the input file is not UTF-8 text", path=option, code="invalid_json"
-        ) from None
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise RecordValidationError(
-            f"the input is not valid JSON (line {exc.lineno}, column {exc.colno})",
-            path=option,
-            code="invalid_json",
-        ) from None
-    except ValueError as exc:
-        raise RecordValidationError(str(exc), path=option, code="invalid_json") from None
-    return data
+    from reward_memory import jsonio
+
+    return jsonio.read(name, where=option)
 
 
 def read_json_object(name: str | None, *, option: str = "--input") -> dict[str, Any]:
@@ -142,7 +157,3 @@ def read_json_object(name: str | None, *, option: str = "--input") -> dict[str, 
             "the input must contain one JSON object", path="$", code="wrong_type"
         )
     return data
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"the input uses {name}, which JSON does not allow")
