@@ -121,9 +121,7 @@ def _run_request(name: str) -> Outcome:
     target: Any = propose(request.proposal, request.authority_checkpoint, now=now)
     for index, decision in enumerate(request.reviews):
         try:
-            target = review(
-                target, decision, checkpoint=request.authority_checkpoint, now=now
-            )
+            target = review(target, decision, checkpoint=request.authority_checkpoint, now=now)
         except RecordValidationError as exc:
             # The precondition belongs to the index-th review of the request.
             raise RecordValidationError(
