@@ -99,8 +99,10 @@ _PLACEHOLDER = (
 )
 # Where a placeholder must end for the whole value to be one.
 _END = r"(?:[\s\"'`\\,;&)\]}<]|[.!?](?:\s|$)|$)"
-_BARE = rf"(?!{_PLACEHOLDER}{_END})[^\s\"'`,;&][^\s\"'`,;&<]{{2,}}"
-_QUOTED = rf"{_QUOTE}(?!{_PLACEHOLDER}{_END})[^\s\"'`\\]"
+# The first character may be anything but a quote or whitespace (`+`, `/`, `-`, `_`,
+# `;` ... all start real secrets); the rest stops at a delimiter.
+_BARE = rf"(?!{_PLACEHOLDER}{_END})[^\s\"'`][^\s\"'`,;&<]{{2,}}"
+_QUOTED = rf"{_QUOTE}(?!{_PLACEHOLDER}{_END}|{_QUOTE})[^\s\"'`]"
 # A colon also introduces prose ("Password: reset it via the flow"), `=` does not.
 _STRONG_VALUE = (
     rf"(?:(?::=|=>|==|=)\s*(?:{_QUOTED}|{_BARE})"
@@ -109,7 +111,9 @@ _STRONG_VALUE = (
 # A value that "looks generated": contains a digit. Real keys almost always do,
 # prose almost never does; this keeps `bearer authentication_required` benign.
 _HAS_DIGIT = r"(?=[^\s\"'`]*[0-9])"
-_WEAK_VALUE = rf"(?:{_QUOTE})?(?!{_PLACEHOLDER}{_END})(?=[^\s\"'`,;&]*[0-9])[^\s\"'`,;&]{{8,}}"
+_WEAK_VALUE = (
+    rf"(?:{_QUOTE})?(?!{_PLACEHOLDER}{_END})(?=.[^\s\"'`,;&]*[0-9])[^\s\"'`][^\s\"'`,;&]{{7,}}"
+)
 
 _CREDENTIAL_SHAPES: Final = (
     # HTTP authorization headers and bearer / basic credentials.
