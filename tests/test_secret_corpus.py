@@ -20,6 +20,8 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from reward_memory.errors import UnsafeTextError
 from reward_memory.text import _TRIGGER, compact_text, find_unsafe
@@ -332,3 +334,26 @@ def test_benign_look_alikes_pass() -> None:
     flagged = [value for value in BENIGN if find_unsafe(value) is not None]
     assert len(flagged) <= len(BENIGN) // 100
     assert flagged == []
+
+
+_GENERATED = st.text(alphabet=ALNUM + "+/=-_", min_size=5, max_size=40).map(lambda v: v + "7")
+
+
+@given(
+    st.sampled_from(NAMES),
+    st.sampled_from(["", '"', "'", '\\"']),
+    st.sampled_from(["=", " = ", ": ", ":", " := ", " => ", "=="]),
+    st.sampled_from(["", '"', "'", "`"]),
+    st.sampled_from(["", *SYMBOLS]),
+    _GENERATED,
+    st.sampled_from(["", " ", ";", ",", '"', " and more text", "&x=1"]),
+)
+def test_any_generated_value_of_a_credential_name_is_found(
+    name: str, name_quote: str, separator: str, quote: str, lead: str, body: str, after: str
+) -> None:
+    """Issue item 8: whatever character the value starts with (the case that let real
+    AWS secret keys through), a credential-like name with a generated value is found."""
+    value = f"{name_quote}{name}{name_quote}{separator}{quote}{lead}{body}{quote}{after}"
+    assume("://" not in value)  # `secret://vault/db` is a URL (a reference), not a value
+    assert find_unsafe(value) == "credential", value
+    assert find_unsafe(f"Context: {value}") == "credential", value

@@ -328,7 +328,9 @@ _NAMES = st.sampled_from(
     access_key secret_key client_secret auth_token session_token private_key_id
     aws_secret_access_key access_token refresh_token id_token ak sk authorization x-api-key
     x-auth-token accountkey sharedaccesssignature sessionid connect.sid master_keyid
-    encryptionsecret note id bank phase"""
+    encryptionsecret note id bank phase db_password PGPASSWORD passcode passwords secrets
+    connection_string conn_str connstr apiKey clientSecret auth pass dsn sort_key monkey
+    token_budget password_hint bypass authority"""
     )
 )
 _PREFIXES = st.sampled_from(
@@ -356,8 +358,14 @@ _ROOTS = st.sampled_from(["home", "Users", "tmp", "etc", "var", "workspaces", "p
 _BODY = st.text(alphabet="abcdefABCDEF0123456789_-.=+/", max_size=70)
 _HEX = st.text(alphabet="0123456789abcdef", max_size=70)
 _SPACE = st.sampled_from(["", "", " ", "  ", "\t", "\n "])
+_QUOTES = st.sampled_from(["", "", "'", '"', '\\"', "`"])
+_SEPARATORS = st.sampled_from([":", "=", ":=", "=>", "=="])
+_LEADS = st.sampled_from(["", "", "+", "/", "-", "_", "!", "$", "<", "(", ";", "&", "*", "\\"])
 _SHAPES = st.one_of(
     st.tuples(_NAMES, _SPACE, st.sampled_from(":="), _SPACE, st.sampled_from(["", "'"]), _BODY),
+    st.tuples(_QUOTES, _NAMES, _QUOTES, _SPACE, _SEPARATORS, _SPACE, _QUOTES, _LEADS, _BODY),
+    st.tuples(st.just("<"), _NAMES, st.just(">"), _SPACE, _LEADS, _BODY),
+    st.tuples(st.just("--"), _NAMES, _SPACE, _LEADS, _BODY),
     st.tuples(_PREFIXES, st.one_of(_BODY, _HEX)),
     st.tuples(_PATH_HEADS, _ROOTS, st.sampled_from(["/", "", " ", "\\"]), _BODY),
 ).map("".join)

@@ -58,6 +58,7 @@ _UNSAFE_CHARACTER: Final = re.compile(r"[^\t\n\r -~\xa0-\ud7ff\ue000-\U0010ffff]
 # any value is a credential, whatever character it starts with (AWS secret keys
 # start with ``+`` or ``/``), except
 #   * an empty value, or one of fewer than 3 characters unquoted;
+#   * ``name://...``: a URL (``secret://vault/db`` is a reference, not a value);
 #   * a placeholder: ``<...>``, ``${...}``, ``{{...}}``, ``$NAME`` or ``%NAME%``
 #     without digits, ``***``, ``xxx``, ``...``, ``-``, ``[redacted]``, or a
 #     status word (redacted, none, null, required, expired, reset, ...);
