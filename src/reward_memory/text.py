@@ -69,21 +69,34 @@ _UNSAFE_CHARACTER: Final = re.compile(r"[^\t\n\r -~\xa0-\ud7ff\ue000-\U0010ffff]
 # Weak names (a bare or ``_``-joined key, token, auth, authorization, pass, dsn):
 # the value must look generated: 8 or more characters, at least one a digit
 # (``key: value`` and ``sort_key=created_at`` are benign, ``token=+aB3/...`` is not).
-_KEY_PREFIX = (
-    "api|access|secret|private|client|auth|session|signing|sign|encryption|encrypt|master"
-    "|ssh|account|storage|app|consumer|deploy|service|license|subscription|shared|webhook"
-    "|admin|root|user|jwt|hmac|sas|gpg|pgp|crypto|cipher|aes|rsa|pass|aws|gcp|azure|google"
-    "|stripe|openai|anthropic|sendgrid|mailgun|twilio"
-)
-_TOKEN_PREFIX = (
-    "access|refresh|auth|id|session|bearer|api|csrf|xsrf|oauth2?|bot|personal[_. -]?access"  # noqa: S105
-    "|secret|security|github|gh|gitlab|npm|pypi|slack|hf|huggingface|jwt|client|app|service"
-    "|deploy|registry|vault|cf|discord|telegram|webhook|admin|master|user|sas|login|private"
-)
+_KEY_PREFIXES: Final = (
+    "api access secret private client auth session signing sign encryption encrypt master"
+    " ssh account storage app consumer deploy service license subscription shared webhook"
+    " admin root user jwt hmac sas gpg pgp crypto cipher aes rsa pass aws gcp azure google"
+    " stripe openai anthropic sendgrid mailgun twilio"
+).split()
+_TOKEN_PREFIXES: Final = (
+    "access refresh auth id session bearer api csrf xsrf oauth oauth2 bot secret security"
+    " github gh gitlab npm pypi slack hf huggingface jwt client app service deploy registry"
+    " vault cf discord telegram webhook admin master user sas login private"
+).split()
+
+
+def _after(prefixes: list[str], word: str) -> str:
+    """``word`` preceded by one of ``prefixes`` (glued or with one of ``_. -``).
+
+    Written as look-behinds *after* the word, so the scan only tests the
+    prefixes where the word itself occurs (a leading alternation of fifty
+    prefixes would be tried at every position).
+    """
+    behind = "|".join(f"(?<={p}{word})|(?<={p}[_. -]{word})" for p in prefixes)
+    return f"{word}(?:{behind})"
+
+
 _STRONG_NAME = (
     r"(?:passw(?:or)?ds?|passphrase|passcode|pwd|secrets?|credentials?"
-    rf"|(?:{_KEY_PREFIX})[_. -]?(?:access[_. -]?)?key(?:[_. -]?id)?"
-    rf"|(?:{_TOKEN_PREFIX})[_. -]?token"
+    rf"|{_after(_KEY_PREFIXES, 'key')}(?:[_. -]?id)?"
+    rf"|{_after(_TOKEN_PREFIXES, 'token')}"
     r"|conn(?:ection)?[_. -]?str(?:ing)?)"
 )
 _WEAK_NAME = r"(?<![a-z0-9])(?:key|token|auth|authorization|pass|dsn)"
@@ -238,7 +251,8 @@ _NAME_TAILS = (
     r"(?<=(?:[as]k|id){0}:)"  # ak, sk, *_id
     # the tails of key, token, secret(s), pwd, passwd, password(s), passphrase,
     # passcode, credential(s), auth, pass, dsn, conn_str and connection_string
-    r"|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|uth|ass|dsn|str|ing){0}:)"
+    r"|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|uth|ass|dsn|str){0}:)"
+    r"|(?<=ring{0}:)"  # connection_string (not viking:)
     r"|(?<=ation{0}:)"  # authorization
 )
 _NAME_GATE = "[kdyntelshrg]"  # the last letters of those tails
@@ -266,7 +280,7 @@ _ANCHORS: Final = {
         + ")"
     ),
     # <password>value</password>: the element name's tail, as for the colon.
-    ">": r"(?<=id>)|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|str|ing)>)",
+    ">": r"(?<=id>)|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|str)>)|(?<=ring>)",
     # ../x, .ssh/, Discord (<24+ alnum>.xxxxxx.), SendGrid SG., Vault hvs.,
     # ya29., Slack webhooks, Terraform .atlasv1. Every one continues with a word
     # character, a slash or a dot, so sentence-ending dots stop at once.
