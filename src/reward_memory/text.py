@@ -42,6 +42,7 @@ UnsafeKind = Literal["credential", "local_path", "unsafe_character"]
 # characters. The JSON Schemas publish the same set (``tests/test_text_hygiene.py``).
 _UNSAFE_CHARACTER: Final = re.compile(r"[^\t\n\r -~\xa0-\ud7ff\ue000-\U0010ffff]")
 
+
 # -- Named secret assignments ---------------------------------------------------------
 #
 # ``name SEP value`` where ``name`` is credential-like, ``SEP`` is ``=``, ``:``,
@@ -69,20 +70,24 @@ _UNSAFE_CHARACTER: Final = re.compile(r"[^\t\n\r -~\xa0-\ud7ff\ue000-\U0010ffff]
 # Weak names (a bare or ``_``-joined key, token, auth, authorization, pass, dsn):
 # the value must look generated: 8 or more characters, at least one a digit
 # (``key: value`` and ``sort_key=created_at`` are benign, ``token=+aB3/...`` is not).
-_KEY_PREFIXES: Final = (
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+_KEY_PREFIXES: Final = _words(
     "api access secret private client auth session signing sign encryption encrypt master"
     " ssh account storage app consumer deploy service license subscription shared webhook"
     " admin root user jwt hmac sas gpg pgp crypto cipher aes rsa pass aws gcp azure google"
     " stripe openai anthropic sendgrid mailgun twilio"
-).split()
-_TOKEN_PREFIXES: Final = (
+)
+_TOKEN_PREFIXES: Final = _words(
     "access refresh auth id session bearer api csrf xsrf oauth oauth2 bot secret security"
     " github gh gitlab npm pypi slack hf huggingface jwt client app service deploy registry"
     " vault cf discord telegram webhook admin master user sas login private"
-).split()
+)
 
 
-def _after(prefixes: list[str], word: str) -> str:
+def _after(prefixes: tuple[str, ...], word: str) -> str:
     """``word`` preceded by one of ``prefixes`` (glued or with one of ``_. -``).
 
     Written as look-behinds *after* the word, so the scan only tests the
