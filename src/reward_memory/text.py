@@ -6,6 +6,11 @@ through :func:`compact_text`, which collapses whitespace and **rejects** (never
 truncates) over-long input: two different long summaries must never collapse
 into one identity (the original truncated silently; see CHANGELOG).
 
+Text hygiene comes first: a control character (other than tab, newline and
+carriage return in free text) or a lone surrogate is refused everywhere with
+the code ``unsafe_character`` (``_UNSAFE_CHARACTER``; the JSON Schemas' ``text``
+def refuses the same set).
+
 The scan is one compiled alternation (``_UNSAFE``), so checking a field costs
 one regex pass. It errs on the side of rejecting: a false positive is an error
 the caller can rephrase, a false negative is a leaked credential or home
@@ -20,7 +25,9 @@ starts with one literal character, so the engine scans the text in C and stops
 only at those characters: a 200-character summary costs about 1-2 µs, a short
 identifier about 0.5 µs. The prefilter may fire on benign text (then
 ``_UNSAFE`` decides); it must never miss a shape. ``tests/test_text.py`` checks
-that for every positive example, for every shape, and for generated variants.
+that for every positive example, for every shape, and for generated variants;
+``tests/test_secret_corpus.py`` holds the scan to a generated corpus of
+credentials and look-alikes.
 """
 
 from __future__ import annotations
