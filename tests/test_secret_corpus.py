@@ -262,6 +262,16 @@ FIELDS = [
     "secrets: rotated weekly",
     "passwords: see the vault",
     "the key: rotate often",
+    'password=os.getenv("DB_PASSWORD")',
+    "api_key = process.env.OPENAI_API_KEY",
+    "secret_key=settings.SECRET_KEY",
+    "password: os.environ['PGPASSWORD']",
+    "password: ********",
+    "password: [REDACTED]",
+    "token: {{ vault_token }}",
+    "password=%DB_PASSWORD%",
+    "secret://vault/prod/db",
+    "password_file=secrets/db.txt",
 ]
 
 

@@ -70,6 +70,7 @@ _UNSAFE_CHARACTER: Final = re.compile(r"[^\t\n\r -~\xa0-\ud7ff\ue000-\U0010ffff]
 #   * a placeholder: ``<...>``, ``${...}``, ``{{...}}``, ``$NAME`` or ``%NAME%``
 #     without digits, ``***``, ``xxx``, ``...``, ``-``, ``[redacted]``, or a
 #     status word (redacted, none, null, required, expired, reset, ...);
+#   * a reference in code, unquoted: ``os.getenv("X")``, ``settings.db_password``;
 #   * prose, after a colon only: an unquoted plain word followed by more words
 #     (``password: reset it via the flow``, ``client_secret: see vault``). A
 #     quoted value is never prose (``passphrase: 'open sesame'`` is a credential),
@@ -127,7 +128,15 @@ _PLACEHOLDER = (
 _END = r"(?:[\s\"'`\\,;&)\]}<]|[.!?](?:\s|$)|$)"
 # The first character may be anything but a quote or whitespace (`+`, `/`, `-`, `_`,
 # `;` ... all start real secrets); the rest stops at a delimiter.
-_BARE = rf"(?!{_PLACEHOLDER}{_END})[^\s\"'`][^\s\"'`,;&<]{{2,}}"
+# A reference in code is not a value: a dotted call or subscript (``os.getenv(``,
+# ``os.environ[``, also bare ``getenv(`` / ``env(``), or a dotted name without
+# digits (``settings.db_password``, ``process.env.API_KEY``).
+_CODE_CALL = r"(?:(?:[a-z_][a-z0-9_]*\.)+[a-z_][a-z0-9_]*|(?:get)?env(?:iron)?)[(\[]"
+_CODE_NAME = r"[a-z_]+(?:\.[a-z_]+)+"
+_BARE = (
+    rf"(?!(?:{_PLACEHOLDER}|{_CODE_NAME}){_END}|{_CODE_CALL})"
+    r"[^\s\"'`][^\s\"'`,;&<]{2,}"
+)
 _QUOTED = rf"{_QUOTE}(?!{_PLACEHOLDER}{_END}|{_QUOTE})[^\s\"'`]"
 # A colon also introduces prose ("Password: reset it via the flow"), `=` does not.
 _STRONG_VALUE = (
