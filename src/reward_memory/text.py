@@ -146,8 +146,11 @@ _STRONG_VALUE = (
 # A value that "looks generated": contains a digit. Real keys almost always do,
 # prose almost never does; this keeps `bearer authentication_required` benign.
 _HAS_DIGIT = r"(?=[^\s\"'`]*[0-9])"
+# The digit is looked for in the first 100 characters only: an unbounded look-ahead
+# would rescan a long run such as `key=key=key=...` from every name (quadratic).
 _WEAK_VALUE = (
-    rf"(?:{_QUOTE})?(?!{_PLACEHOLDER}{_END})(?=.[^\s\"'`,;&]*[0-9])[^\s\"'`][^\s\"'`,;&]{{7,}}"
+    rf"(?:{_QUOTE})?(?!{_PLACEHOLDER}{_END})(?=.[^\s\"'`,;&]{{0,99}}?[0-9])"
+    r"[^\s\"'`][^\s\"'`,;&]{7,}"
 )
 
 _CREDENTIAL_SHAPES: Final = (
