@@ -331,21 +331,26 @@ def _proposal_with(path: tuple[Any, ...], value: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("path", "escaped"),
+    ("path", "escaped", "code"),
     [
-        (("content_summary",), "Keep \\ud800 focused"),
-        (("content_summary",), "Keep \\u0000 focused"),
-        (("reasoning", "summary"), "why \\u009b here"),
-        (("source", "actor_ref"), "github:user:\\udc00"),
-        (("scope", "workspace_ref"), "workspace:example\\n"),
-        (("scope", "surface_ids", 0), "issue_fix.patch_planning\\u0007"),
+        (("content_summary",), "Keep \\ud800 focused", "unsafe_character"),
+        (("content_summary",), "Keep \\u0000 focused", "unsafe_character"),
+        (("reasoning", "summary"), "why \\u009b here", "unsafe_character"),
+        (("source", "actor_ref"), "github:user:\\udc00", "unsafe_character"),
+        (("scope", "workspace_ref"), "workspace:example\\n", "invalid_format"),
+        (("scope", "surface_ids", 0), "issue_fix.patch_planning\\u0007", "unsafe_character"),
     ],
 )
 def test_schema_validate_refuses_unsafe_characters(
-    path: tuple[Any, ...], escaped: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    path: tuple[Any, ...],
+    escaped: str,
+    code: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """`reward-memory schema validate FILE`: exit 2 with an error packet that names the
-    field and does not echo the value (a lone surrogate could not even be printed)."""
+    field and its code, and does not echo the value (a lone surrogate could not even
+    be printed)."""
     marker = "__VALUE__"
     document = json.dumps(_proposal_with(path, marker)).replace(marker, escaped)
     target = tmp_path / "packet.json"
@@ -356,6 +361,7 @@ def test_schema_validate_refuses_unsafe_characters(
     assert packet["schema_version"] == "reward_memory_error_v0"
     dotted = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
     assert packet["field_path"] == dotted
+    assert packet["error_code"] == code
     assert _UNSAFE_CHARACTER.search(out.encode("utf-8").decode("unicode_escape")) is None
     assert schemas.validate(packet) == "reward_memory_error_v0"
 
