@@ -79,6 +79,21 @@ def test_every_string_is_constrained_and_anchored(path: Path) -> None:
         assert pattern.endswith("$(?!\\n)"), f"{path.name}{where}"
 
 
+def test_text_fields_carry_the_common_text_patterns() -> None:
+    """The text patterns are inlined in each packet schema (a `$ref` per text field
+    costs the hot path a resolver lookup); they must stay the common defs verbatim."""
+    defs = schemas.get_schema("common")["$defs"]
+    allowed = {defs["text"]["pattern"], defs["compact_text"]["pattern"]}
+    inline = 0
+    for path in FILES:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        for where, pattern in _walk_patterns(document, "#"):
+            if "\\u0000" in pattern:
+                assert pattern in allowed, f"{path.name}{where}"
+                inline += 1
+    assert inline >= 30
+
+
 def _walk_patterns(node: Any, where: str) -> typing.Iterator[tuple[str, str]]:
     if isinstance(node, dict):
         for key, value in node.items():
