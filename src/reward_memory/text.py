@@ -33,7 +33,7 @@ credentials and look-alikes.
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from typing import Final, Literal, NoReturn
 
 from reward_memory.errors import UnsafeTextError
 
@@ -78,6 +78,8 @@ _UNSAFE_CHARACTER: Final = re.compile(r"[^\t\n\r -~\xa0-\ud7ff\ue000-\U0010ffff]
 # Weak names (a bare or ``_``-joined key, token, auth, authorization, pass, dsn):
 # the value must look generated: 8 or more characters, at least one a digit
 # (``key: value`` and ``sort_key=created_at`` are benign, ``token=+aB3/...`` is not).
+
+
 def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
@@ -126,13 +128,13 @@ _PLACEHOLDER = (
 )
 # Where a placeholder must end for the whole value to be one.
 _END = r"(?:[\s\"'`\\,;&)\]}<]|[.!?](?:\s|$)|$)"
-# The first character may be anything but a quote or whitespace (`+`, `/`, `-`, `_`,
-# `;` ... all start real secrets); the rest stops at a delimiter.
 # A reference in code is not a value: a dotted call or subscript (``os.getenv(``,
 # ``os.environ[``, also bare ``getenv(`` / ``env(``), or a dotted name without
 # digits (``settings.db_password``, ``process.env.API_KEY``).
 _CODE_CALL = r"(?:(?:[a-z_][a-z0-9_]*\.)+[a-z_][a-z0-9_]*|(?:get)?env(?:iron)?)[(\[]"
 _CODE_NAME = r"[a-z_]+(?:\.[a-z_]+)+"
+# An unquoted value: the first character may be anything but a quote or whitespace
+# (`+`, `/`, `-`, `_`, `;` ... all start real secrets); the rest stops at a delimiter.
 _BARE = (
     rf"(?!(?:{_PLACEHOLDER}|{_CODE_NAME}){_END}|{_CODE_CALL})"
     r"[^\s\"'`][^\s\"'`,;&<]{2,}"
@@ -403,7 +405,7 @@ _FOUND: Final = {
 }
 
 
-def _raise_unsafe(kind: UnsafeKind, path: str, label: str) -> None:
+def _raise_unsafe(kind: UnsafeKind, path: str, label: str) -> NoReturn:
     code = "unsafe_character" if kind == "unsafe_character" else None
     raise UnsafeTextError(
         f"{label} must be public-safe: it contains {_FOUND[kind]}", path=path, code=code
