@@ -155,6 +155,7 @@ SHAPES: dict[str, Callable[[random.Random], str]] = {
     "double_eq": _assignment("{name} == {value}"),
     "semicolon_list": _assignment("Server=db;{name}={value};Timeout=30"),
     "ini_spaced": _assignment("{name}   =   {value}"),
+    "markdown_bold": _assignment("**{name}**: {value}"),
     "aws_access_key_id": _aws_pair,
     "github_pat": _vendor("ghp_", ALNUM, 36),
     "github_fine_grained": _vendor("github_pat_11", ALNUM + "_", 60),
@@ -272,6 +273,8 @@ FIELDS = [
     "password=%DB_PASSWORD%",
     "secret://vault/prod/db",
     "password_file=secrets/db.txt",
+    "**Password:** reset it via the flow",
+    "password: updated 2024-01-01",
 ]
 
 

@@ -130,6 +130,7 @@ CREDENTIALS: list[tuple[str, str]] = [
     ("plain_word_password", "password=hunter"),
     ("xml_element", "<password>hunter2</password>"),
     ("cli_option", "--password hunter2"),
+    ("markdown_name", "**Password**: hunter2"),
     # URLs carrying credentials.
     ("url_userinfo", "https://user:p4ssw0rd@example.com/repo.git"),
     ("db_url_userinfo", "postgres://admin:hunter2@db.internal:5432/app"),
@@ -270,6 +271,9 @@ BENIGN: list[str] = [
     "client_secret: see vault",
     "--token is deprecated",
     "<password>${PASSWORD}</password>",
+    "**Password:** reset it via the flow",
+    "password: updated 2024-01-01",
+    'password=os.getenv("DB_PASSWORD")',
     "Keep focused fixes within the affected module unless broader evidence is present.",
 ]
 

@@ -115,8 +115,9 @@ _STRONG_NAME = (
     r"|conn(?:ection)?[_. -]?str(?:ing)?)"
 )
 _WEAK_NAME = r"(?<![a-z0-9])(?:key|token|auth|authorization|pass|dsn)"
-# After the name: its closing quote, then the separator (not `://`, a URL).
-_NAME_QUOTE = r"(?:\\?[\"'`])?\s*"
+# After the name: its closing quote or Markdown emphasis (`**password**: x`), then
+# the separator (not `://`, a URL).
+_NAME_QUOTE = r"(?:\\?[\"'`]|\*\*?)?\s*"
 _SEPARATOR = rf"{_NAME_QUOTE}(?::=|=>|==|=|:(?!//))\s*"
 _QUOTE = r"\\?[\"'`]"
 _PLACEHOLDER = (
@@ -143,7 +144,7 @@ _QUOTED = rf"{_QUOTE}(?!{_PLACEHOLDER}{_END}|{_QUOTE})[^\s\"'`]"
 # A colon also introduces prose ("Password: reset it via the flow"), `=` does not.
 _STRONG_VALUE = (
     rf"(?:(?::=|=>|==|=)\s*(?:{_QUOTED}|{_BARE})"
-    rf"|:(?!//)\s*(?:{_QUOTED}|(?![a-z]+[,.;:!?]?\s+[a-z(\[]){_BARE}))"
+    rf"|:(?!//)\s*(?:{_QUOTED}|(?![a-z]+[,.;:!?]?\s+[a-z0-9(\[]){_BARE}))"
 )
 # A value that "looks generated": contains a digit. Real keys almost always do,
 # prose almost never does; this keeps `bearer authentication_required` benign.
@@ -271,8 +272,9 @@ _UNSAFE_CASED: Final = re.compile("|".join(_CASED_SHAPES), re.IGNORECASE)
 #
 # A `name: value` assignment is anchored on the colon. The name is checked by
 # its last two to five letters, with zero or one whitespace before the colon;
-# a colon after two or more whitespace characters, or after a quote (a quoted
-# name), always fires, so the `\s*` and the quotes of the shapes are covered.
+# a colon after two or more whitespace characters, or after a quote or `*` (a
+# quoted or emphasised name), always fires, so the `\s*` and the quotes of the
+# shapes are covered.
 _NAME_TAILS = (
     r"(?<=(?:[as]k|id){0}:)"  # ak, sk, *_id
     # the tails of key, token, secret(s), pwd, passwd, password(s), passphrase,
@@ -298,7 +300,7 @@ _ANCHORS: Final = {
     # `name: value` assignments (gated on the name's last letter).
     ":": (
         r"/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa|(?<=\s\s:)"
-        r"|(?<=[\"'`]:)|(?<=[\"'`]\s:)"
+        r"|(?<=[\"'`*]:)|(?<=[\"'`*]\s:)"
         rf"|(?<={_NAME_GATE}:)(?:"
         + _NAME_TAILS.format("")
         + rf")|(?<={_NAME_GATE}\s:)(?:"
