@@ -22,6 +22,7 @@ import io
 import json
 import random
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,23 @@ def test_text_defs_agree_with_the_records(value: str) -> None:
     assert (COMPACT_PATTERN.search(value) is not None) == _record_accepts_compact(value), repr(
         value
     )
+
+
+@pytest.mark.parametrize("name", ["text", "compact_text"])
+@pytest.mark.parametrize(
+    "value",
+    ["a" * 30_000 + "\x00", " " * 30_000 + "\x00", "a " * 15_000 + "\x00", "a" + " " * 30_000],
+    ids=["run-then-nul", "spaces-then-nul", "words-then-nul", "trailing-spaces"],
+)
+def test_text_defs_take_linear_time(name: str, value: str) -> None:
+    """`schema validate` must not hang on a long bad value (jsonschema applies the
+    pattern before maxLength can help): the patterns are unambiguous, so a refusal
+    costs one pass. An ambiguous pattern takes seconds here (quadratic), this
+    well under a millisecond."""
+    pattern = _common_pattern(name)
+    started = time.perf_counter()
+    pattern.search(value)
+    assert time.perf_counter() - started < 0.25
 
 
 # -- packet level: every string leaf of real packets -------------------------------------
