@@ -4,8 +4,7 @@
 
     RewardMemoryError
      ├── RecordValidationError (also ValueError)   bad input: names the field path
-     │    └── UnsafeTextError                      credential or local-path shape, control
-     │                                             character, over-long text
+     │    └── UnsafeTextError                      credential or local-path shape, over-long text
      ├── SchemaError                               unknown schema / broken bundled schema
      └── ProviderError
           ├── ProviderNotFoundError (also LookupError)
