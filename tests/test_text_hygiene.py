@@ -80,6 +80,7 @@ def _common_pattern(name: str) -> re.Pattern[str]:
 
 TEXT_PATTERN = _common_pattern("text")
 COMPACT_PATTERN = _common_pattern("compact_text")
+SAFE_PATTERN = _common_pattern("safe_string")
 
 
 # -- the library refuses them ----------------------------------------------------------
@@ -207,14 +208,16 @@ def _record_accepts_compact(value: str) -> bool:
 @example("a\u00a0b")
 def test_text_defs_agree_with_the_records(value: str) -> None:
     """`text` is what compact_text accepts (characters, blankness); `compact_text` what
-    the already-compact fields (check_text_memo) accept."""
+    the already-compact fields (check_text_memo) accept; `safe_string` the characters."""
     assert (TEXT_PATTERN.search(value) is not None) == _record_accepts_text(value), repr(value)
     assert (COMPACT_PATTERN.search(value) is not None) == _record_accepts_compact(value), repr(
         value
     )
+    # safe_string (error packets, which may be blank): exactly the character rule.
+    assert (SAFE_PATTERN.search(value) is not None) == (find_unsafe(value) != "unsafe_character")
 
 
-@pytest.mark.parametrize("name", ["text", "compact_text"])
+@pytest.mark.parametrize("name", ["text", "compact_text", "safe_string"])
 @pytest.mark.parametrize(
     "value",
     ["a" * 30_000 + "\x00", " " * 30_000 + "\x00", "a " * 15_000 + "\x00", "a" + " " * 30_000],
