@@ -455,7 +455,7 @@ def test_action_scope_lists_are_sorted_bounded_and_unique() -> None:
 def test_lone_surrogates_are_refused() -> None:
     with pytest.raises(RecordValidationError) as info:
         proposal(content_summary="broken \ud800 text")
-    assert (info.value.code, info.value.path) == ("invalid_format", "$.content_summary")
+    assert (info.value.code, info.value.path) == ("unsafe_character", "$.content_summary")
     plain = to_plain(proposal())
     plain["source"]["source_ref"] = json.loads('"ref \\udc00"')
     with pytest.raises(RecordValidationError) as info:

@@ -522,21 +522,24 @@ def test_unknown_keys_never_break_or_leak_through_the_packet(
     assert "/home/alice" not in captured.out
 
 
-# --- text hygiene (record level; lands on another branch) ---------------------------
+# --- text hygiene (record level) ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     "text", ["nul\u0000byte", "bell\u0007", "escape\u001b[31m red"], ids=["nul", "bell", "ansi"]
 )
-@pytest.mark.xfail(strict=True, reason="text hygiene lands in h/text")
 def test_control_characters_in_text_are_refused(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Issue: "control characters are rejected in every text field" (exit 2, named)."""
     base = example("candidate-review-request.json")
     target = tmp_path / "input.json"
-    target.write_text(json.dumps(_set(base, ("proposal", "content_summary"), text)))
+    target.write_text(json.dumps(_set(base, "proposal.content_summary", text)))
     code = main(["candidate-review", "--input", str(target), "--format", "json"])
     assert code == 2
+    packet = json.loads(capsys.readouterr().out)
+    assert packet["error_code"] == "unsafe_character"
+    assert packet["field_path"] == "$.proposal.content_summary"
 
 
 # --- streams, as real processes ------------------------------------------------------

@@ -284,11 +284,12 @@ def _schema_pattern(name: str) -> re.Pattern[str]:
     pattern = json.loads(COMMON_SCHEMA.read_text("utf-8"))["$defs"][name]["pattern"]
     assert isinstance(pattern, str)
     assert pattern.startswith("^")
-    assert pattern.endswith("$")
-    # JSON Schema patterns are ECMA-262, where `$` (no multiline) matches only at
-    # the very end; Python's `$` also matches before a final newline. `\Z` is the
-    # ECMA meaning in Python.
-    return re.compile(pattern[:-1] + r"\Z")
+    # Python's `$` also matches before a final newline (ECMA-262's does not); the
+    # look-ahead keeps "a\n" out in both dialects.
+    assert pattern.endswith("$(?!\\n)")
+    # Compiled exactly as jsonschema applies it (re.search), so the test sees
+    # what `schema validate` sees.
+    return re.compile(pattern)
 
 
 SCHEMA_PATTERNS = {name: _schema_pattern(name) for name in GRAMMARS}
@@ -302,10 +303,10 @@ def _agree(name: str, value: str) -> None:
 
 _ALPHABETS = {
     "token": "aZ09._:/#-~@ \n\u00e9",
-    "surface_id": "az09_-.A ",
-    "corpus_id": "az09_-.A ",
-    "digest": "0af9g:sha256A",
-    "timestamp": "0129T:-+.Zz ",
+    "surface_id": "az09_-.A \n",
+    "corpus_id": "az09_-.A \n",
+    "digest": "0af9g:sha256A\n",
+    "timestamp": "0129T:-+.Zz \n",
 }
 
 
@@ -344,5 +345,9 @@ def test_grammar_and_schema_agree_on_edges(name: str) -> None:
         "2026-11-01T12:00:00.123456+05:30",
         "2026-11-01T12:00:00.1234567+05:30",
         "a\n",
+        "a.b\n",
+        "0f998976780e6786\n",
+        "2026-11-01T12:00:00Z\n",
+        "\na",
     ]:
         _agree(name, value)

@@ -53,6 +53,62 @@ def test_every_object_with_properties_is_closed(path: Path) -> None:
         assert node.get("additionalProperties") is False, f"{path.name}{where} is open"
 
 
+def _strings(node: Any, where: str) -> typing.Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(node, dict):
+        if node.get("type") == "string":
+            yield where, node
+        for key, value in node.items():
+            if key != "then":  # a refinement of a property constrained beside it
+                yield from _strings(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _strings(value, f"{where}/{index}")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_string_is_constrained_and_anchored(path: Path) -> None:
+    """Issue item 9: the schemas agree with the records on characters. A bare
+    string would admit controls and lone surrogates the records refuse; a pattern
+    ending in a bare `$` admits a trailing newline under Python's `re.search`
+    (which jsonschema uses)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for where, node in _strings(document, "#"):
+        assert "pattern" in node or "enum" in node or "const" in node, f"{path.name}{where}"
+    for where, pattern in _walk_patterns(document, "#"):
+        assert pattern.startswith("^"), f"{path.name}{where}"
+        assert pattern.endswith("$(?!\\n)"), f"{path.name}{where}"
+
+
+def test_text_fields_carry_the_common_text_patterns() -> None:
+    """The text patterns are inlined in each packet schema (a `$ref` per text field
+    costs the hot path a resolver lookup); they must stay the common defs verbatim."""
+    defs = schemas.get_schema("common")["$defs"]
+    allowed = {defs[name]["pattern"] for name in ("text", "compact_text", "safe_string")}
+    inline = 0
+    for path in FILES:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        for where, pattern in _walk_patterns(document, "#"):
+            if "\\u0000" in pattern:
+                assert pattern in allowed, f"{path.name}{where}"
+                inline += 1
+    assert inline >= 30
+
+
+def _walk_patterns(node: Any, where: str) -> typing.Iterator[tuple[str, str]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield f"{where}/pattern", value
+            elif key == "patternProperties":
+                yield from ((f"{where}/{key}", name) for name in value)
+                yield from _walk_patterns(value, f"{where}/{key}")
+            else:
+                yield from _walk_patterns(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _walk_patterns(value, f"{where}/{index}")
+
+
 def test_schema_names_match_the_packet_table() -> None:
     assert set(schemas.schema_names()) == set(wire.PACKET_TYPES)
 

@@ -20,6 +20,7 @@ from reward_memory.text import (
     _CREDENTIAL_SHAPES,
     _LOCAL_PATH_SHAPES,
     _TRIGGER,
+    _UNSAFE_CHARACTER,
     _full_scan,
     compact_text,
     find_unsafe,
@@ -114,6 +115,22 @@ CREDENTIALS: list[tuple[str, str]] = [
     ("sk_assignment", "sk: abcdef123"),
     ("ak_prefixed", "ak-" + "0123456789abcdef"),
     ("session_cookie", "sessionid=" + "abcdef0123456789abcd"),
+    # Assignments whose value starts with a symbol (AWS secret keys start with + or /).
+    ("aws_secret_plus", "aws_secret_access_key=+" + B64[1:]),
+    ("aws_secret_slash_json", '{"AWS_SECRET_ACCESS_KEY": "/' + B64[1:] + '"}'),
+    ("token_plus", "token=+aB3/xYz9QwErTy"),
+    ("api_key_camel_underscore", "apiKey: _Zx9yW8vU7tS6"),
+    ("auth_token_bang", "AUTH_TOKEN=!abc123def"),
+    ("db_password_walrus", "db_password := -pa55w0rd"),
+    ("php_arrow", "'client_secret' => '#Zx9yW8vU7'"),
+    ("connection_string", "connection_string=Server=db;User=sa;Password=x1"),
+    ("conn_str_quoted", "conn_str: 'Server=db;Uid=sa'"),
+    ("escaped_json", '{\\"password\\":\\"hunter2\\"}'),
+    ("private_key_spaced", "private key: ~Qx7abc"),
+    ("plain_word_password", "password=hunter"),
+    ("xml_element", "<password>hunter2</password>"),
+    ("cli_option", "--password hunter2"),
+    ("markdown_name", "**Password**: hunter2"),
     # URLs carrying credentials.
     ("url_userinfo", "https://user:p4ssw0rd@example.com/repo.git"),
     ("db_url_userinfo", "postgres://admin:hunter2@db.internal:5432/app"),
@@ -241,6 +258,22 @@ BENIGN: list[str] = [
     "password=<redacted>",
     "api_key: ${API_KEY}",
     "secret: ***",
+    "password: reset it via the flow",
+    "password: required",
+    "password: $DB_PASSWORD",
+    "token_budget=500",
+    "max_tokens: 500",
+    "sort_key=created_at",
+    'key="doc-1"',
+    "password_hint: the usual one",
+    "read_authority: verified",
+    "auth: required",
+    "client_secret: see vault",
+    "--token is deprecated",
+    "<password>${PASSWORD}</password>",
+    "**Password:** reset it via the flow",
+    "password: updated 2024-01-01",
+    'password=os.getenv("DB_PASSWORD")',
     "Keep focused fixes within the affected module unless broader evidence is present.",
 ]
 
@@ -299,7 +332,9 @@ _NAMES = st.sampled_from(
     access_key secret_key client_secret auth_token session_token private_key_id
     aws_secret_access_key access_token refresh_token id_token ak sk authorization x-api-key
     x-auth-token accountkey sharedaccesssignature sessionid connect.sid master_keyid
-    encryptionsecret note id bank phase"""
+    encryptionsecret note id bank phase db_password PGPASSWORD passcode passwords secrets
+    connection_string conn_str connstr apiKey clientSecret auth pass dsn sort_key monkey
+    token_budget password_hint bypass authority"""
     )
 )
 _PREFIXES = st.sampled_from(
@@ -327,8 +362,14 @@ _ROOTS = st.sampled_from(["home", "Users", "tmp", "etc", "var", "workspaces", "p
 _BODY = st.text(alphabet="abcdefABCDEF0123456789_-.=+/", max_size=70)
 _HEX = st.text(alphabet="0123456789abcdef", max_size=70)
 _SPACE = st.sampled_from(["", "", " ", "  ", "\t", "\n "])
+_QUOTES = st.sampled_from(["", "", "'", '"', '\\"', "`"])
+_SEPARATORS = st.sampled_from([":", "=", ":=", "=>", "=="])
+_LEADS = st.sampled_from(["", "", "+", "/", "-", "_", "!", "$", "<", "(", ";", "&", "*", "\\"])
 _SHAPES = st.one_of(
     st.tuples(_NAMES, _SPACE, st.sampled_from(":="), _SPACE, st.sampled_from(["", "'"]), _BODY),
+    st.tuples(_QUOTES, _NAMES, _QUOTES, _SPACE, _SEPARATORS, _SPACE, _QUOTES, _LEADS, _BODY),
+    st.tuples(st.just("<"), _NAMES, st.just(">"), _SPACE, _LEADS, _BODY),
+    st.tuples(st.just("--"), _NAMES, _SPACE, _LEADS, _BODY),
     st.tuples(_PREFIXES, st.one_of(_BODY, _HEX)),
     st.tuples(_PATH_HEADS, _ROOTS, st.sampled_from(["/", "", " ", "\\"]), _BODY),
 ).map("".join)
@@ -464,7 +505,9 @@ _TEXT = st.text(
 @example("a \u2028b\u00a0 c", 5)
 def test_compact_text_never_truncates_and_is_idempotent(value: str, limit: int) -> None:
     collapsed = " ".join(value.split())
-    if not collapsed:
+    if _UNSAFE_CHARACTER.search(value):
+        expected = "unsafe_character"
+    elif not collapsed:
         expected = "empty_text"
     elif len(collapsed) > limit:
         expected = "text_too_long"
@@ -487,7 +530,7 @@ def test_compact_text_never_truncates_and_is_idempotent(value: str, limit: int) 
 @given(st.text(min_size=1, max_size=50), st.integers(min_value=1, max_value=40))
 def test_compact_text_rejects_exactly_when_over_limit(value: str, limit: int) -> None:
     collapsed = " ".join(value.split())
-    if not collapsed or find_unsafe(collapsed) is not None:
+    if not collapsed or find_unsafe(value) is not None or find_unsafe(collapsed) is not None:
         return
     if len(collapsed) > limit:
         with pytest.raises(UnsafeTextError):

@@ -64,7 +64,8 @@ class RecordValidationError(RewardMemoryError, ValueError):
     ``path`` is a JSON path rooted at ``$`` (``$.scope.surface_ids[0]``); ``code``
     is one of a small fixed vocabulary (``unknown_field``, ``missing_field``,
     ``wrong_type``, ``invalid_value``, ``invalid_format``, ``text_too_long``,
-    ``unsafe_text``, ``schema_version_missing``, ``schema_version_unsupported``,
+    ``unsafe_text``, ``unsafe_character``, ``schema_version_missing``,
+    ``schema_version_unsupported``,
     ``contradictory_observation``, ...).
     """
 
@@ -89,7 +90,8 @@ class RecordValidationError(RewardMemoryError, ValueError):
 
 
 class UnsafeTextError(RecordValidationError):
-    """Text that is over-long or has a credential or local-path shape."""
+    """Text that is over-long, has a credential or local-path shape (``unsafe_text``),
+    or holds a control character or lone surrogate (``unsafe_character``)."""
 
     code = "unsafe_text"
 

@@ -4,6 +4,8 @@ Each ``check_*`` function returns the value unchanged or raises
 :class:`~reward_memory.errors.RecordValidationError` naming the field path.
 Unlike the original, identifiers are also scanned for credentials and local
 paths: an identifier reaches providers and public packets just like text does.
+An identifier holding a control character or a lone surrogate is refused with
+the code ``unsafe_character`` (the grammars are printable ASCII anyway).
 
 The regular expressions are published in the JSON Schemas too (``$defs``);
 ``tests/test_grammars.py`` pins both to the same language.
@@ -17,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from reward_memory.errors import RecordValidationError
-from reward_memory.text import require_safe
+from reward_memory.text import require_safe, require_safe_characters
 
 __all__ = [
     "CORPUS_ID",
@@ -63,6 +65,9 @@ def _check(pattern: re.Pattern[str], value: Any, path: str, what: str) -> str:
     if not isinstance(value, str):
         raise RecordValidationError(f"must be {what} (a string)", path=path, code="wrong_type")
     if pattern.fullmatch(value) is None:
+        # The grammars are ASCII without controls; say so when that is the cause
+        # (found only on this failure path, so a good value pays nothing for it).
+        require_safe_characters(value, path=path, label="identifier")
         raise RecordValidationError(f"must be {what}", path=path, code="invalid_format")
     return require_safe(value, path=path, label="identifier")
 

@@ -218,6 +218,16 @@ def _translate(error: jsonschema.ValidationError) -> RecordValidationError:
             path=path,
             code="text_too_long",
         )
+    from reward_memory.text import find_unsafe  # noqa: PLC0415 - only on the error path
+
+    if keyword == "pattern" and isinstance(given, str) and find_unsafe(given) == "unsafe_character":
+        # The same code the records give (reward_memory.text): a control character
+        # or a lone surrogate, named without echoing it.
+        return RecordValidationError(
+            "contains a control character or a lone surrogate",
+            path=path,
+            code="unsafe_character",
+        )
     if keyword in ("pattern", "minLength", "format"):
         return RecordValidationError(
             "does not match the required grammar", path=path, code="invalid_format"

@@ -6,6 +6,11 @@ through :func:`compact_text`, which collapses whitespace and **rejects** (never
 truncates) over-long input: two different long summaries must never collapse
 into one identity (the original truncated silently; see CHANGELOG).
 
+Text hygiene comes first: a control character (other than tab, newline and
+carriage return in free text) or a lone surrogate is refused everywhere with
+the code ``unsafe_character`` (``_UNSAFE_CHARACTER``; the JSON Schemas' ``text``
+def refuses the same set).
+
 The scan is one compiled alternation (``_UNSAFE``), so checking a field costs
 one regex pass. It errs on the side of rejecting: a false positive is an error
 the caller can rephrase, a false negative is a leaked credential or home
@@ -20,26 +25,136 @@ starts with one literal character, so the engine scans the text in C and stops
 only at those characters: a 200-character summary costs about 1-2 µs, a short
 identifier about 0.5 µs. The prefilter may fire on benign text (then
 ``_UNSAFE`` decides); it must never miss a shape. ``tests/test_text.py`` checks
-that for every positive example, for every shape, and for generated variants.
+that for every positive example, for every shape, and for generated variants;
+``tests/test_secret_corpus.py`` holds the scan to a generated corpus of
+credentials and look-alikes.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from typing import Final, Literal, NoReturn
 
 from reward_memory.errors import UnsafeTextError
 
-__all__ = ["UnsafeKind", "compact_text", "find_unsafe", "require_safe"]
+__all__ = ["UnsafeKind", "compact_text", "find_unsafe", "require_safe", "require_safe_characters"]
 
-UnsafeKind = Literal["credential", "local_path"]
+UnsafeKind = Literal["credential", "local_path", "unsafe_character"]
 
+# Characters no text field or identifier may hold: C0 controls other than tab,
+# newline and carriage return (free text compacts those to a space), DEL, C1
+# controls, and lone surrogates (``json.loads`` yields them from ``"\\ud800"``:
+# they cannot be encoded, so printing or hashing them would crash later). Written
+# as the complement of the allowed set: one range scan, about 0.5 µs for 200
+# characters. The JSON Schemas publish the same set (``tests/test_text_hygiene.py``).
+_UNSAFE_CHARACTER: Final = re.compile(r"[^\t\n\r -~\xa0-\ud7ff\ue000-\U0010ffff]")
+
+
+# -- Named secret assignments ---------------------------------------------------------
+#
+# ``name SEP value`` where ``name`` is credential-like, ``SEP`` is ``=``, ``:``,
+# ``:=``, ``=>`` or ``==`` (whitespace allowed around it), and the name and value
+# may be quoted (``"password": "x"``, ``'api_key' => 'x'``, JSON-escaped ``\\"``).
+# The text is lower-cased first, so ``apiKey``, ``API_KEY`` and ``api-key`` read
+# alike. A name counts when it *ends* in a credential word, so ``db_password``,
+# ``PGPASSWORD`` and ``aws_secret_access_key`` count while ``password_hint``,
+# ``token_budget`` and ``max_tokens`` do not (``token_budget=500`` is benign).
+#
+# Strong names (password, passwd, pwd, passphrase, passcode, secret, credential(s),
+# connection string / conn_str, and key or token after a credential prefix such as
+# api, access, secret, private, client, auth, session, refresh, id, bearer):
+# any value is a credential, whatever character it starts with (AWS secret keys
+# start with ``+`` or ``/``), except
+#   * an empty value, or one of fewer than 3 characters unquoted;
+#   * ``name://...``: a URL (``secret://vault/db`` is a reference, not a value);
+#   * a placeholder: ``<...>``, ``${...}``, ``{{...}}``, ``$NAME`` or ``%NAME%``
+#     without digits, ``***``, ``xxx``, ``...``, ``-``, ``[redacted]``, or a
+#     status word (redacted, none, null, required, expired, reset, ...);
+#   * a reference in code, unquoted: ``os.getenv("X")``, ``settings.db_password``;
+#   * prose, after a colon only: an unquoted plain word followed by more words
+#     (``password: reset it via the flow``, ``client_secret: see vault``). A
+#     quoted value is never prose (``passphrase: 'open sesame'`` is a credential),
+#     nor is anything after ``=`` (``password=hunter`` is one).
+# Weak names (a bare or ``_``-joined key, token, auth, authorization, pass, dsn):
+# the value must look generated: 8 or more characters, at least one a digit
+# (``key: value`` and ``sort_key=created_at`` are benign, ``token=+aB3/...`` is not).
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+_KEY_PREFIXES: Final = _words(
+    "api access secret private client auth session signing sign encryption encrypt master"
+    " ssh account storage app consumer deploy service license subscription shared webhook"
+    " admin root user jwt hmac sas gpg pgp crypto cipher aes rsa pass aws gcp azure google"
+    " stripe openai anthropic sendgrid mailgun twilio"
+)
+_TOKEN_PREFIXES: Final = _words(
+    "access refresh auth id session bearer api csrf xsrf oauth oauth2 bot secret security"
+    " github gh gitlab npm pypi slack hf huggingface jwt client app service deploy registry"
+    " vault cf discord telegram webhook admin master user sas login private"
+)
+
+
+def _after(prefixes: tuple[str, ...], word: str) -> str:
+    """``word`` preceded by one of ``prefixes`` (glued or with one of ``_. -``).
+
+    Written as look-behinds *after* the word, so the scan only tests the
+    prefixes where the word itself occurs (a leading alternation of fifty
+    prefixes would be tried at every position).
+    """
+    behind = "|".join(f"(?<={p}{word})|(?<={p}[_. -]{word})" for p in prefixes)
+    return f"{word}(?:{behind})"
+
+
+_STRONG_NAME = (
+    r"(?:passw(?:or)?ds?|passphrase|passcode|pwd|secrets?|credentials?"
+    rf"|{_after(_KEY_PREFIXES, 'key')}(?:[_. -]?id)?"
+    rf"|{_after(_TOKEN_PREFIXES, 'token')}"
+    r"|conn(?:ection)?[_. -]?str(?:ing)?)"
+)
+_WEAK_NAME = r"(?<![a-z0-9])(?:key|token|auth|authorization|pass|dsn)"
+# After the name: its closing quote or Markdown emphasis (`**password**: x`), then
+# the separator (not `://`, a URL).
+_NAME_QUOTE = r"(?:\\?[\"'`]|\*\*?)?\s*"
+_SEPARATOR = rf"{_NAME_QUOTE}(?::=|=>|==|=|:(?!//))\s*"
+_QUOTE = r"\\?[\"'`]"
+_PLACEHOLDER = (
+    r"(?:<[^<>]*>|\$\{[^{}]*\}|\{\{[^{}]*\}\}|\$[a-z_]+|%[a-z_]+%|\[[a-z _-]*\]"
+    r"|\([a-z _-]*\)|[*x•-]+|\.\.+|…"
+    r"|redacted|hidden|masked|removed|omitted|withheld|none|null|nil|empty|unset|undefined"
+    r"|required|optional|missing|expired|invalid|revoked|rotated|true|false|yes|no|n/a"
+    r"|tbd|todo|placeholder|example|reset|changed|set)"
+)
+# Where a placeholder must end for the whole value to be one.
+_END = r"(?:[\s\"'`\\,;&)\]}<]|[.!?](?:\s|$)|$)"
+# A reference in code is not a value: a dotted call or subscript (``os.getenv(``,
+# ``os.environ[``, also bare ``getenv(`` / ``env(``), or a dotted name without
+# digits (``settings.db_password``, ``process.env.API_KEY``).
+_CODE_CALL = r"(?:(?:[a-z_][a-z0-9_]*\.)+[a-z_][a-z0-9_]*|(?:get)?env(?:iron)?)[(\[]"
+_CODE_NAME = r"[a-z_]+(?:\.[a-z_]+)+"
+# An unquoted value: the first character may be anything but a quote or whitespace
+# (`+`, `/`, `-`, `_`, `;` ... all start real secrets); the rest stops at a delimiter.
+_BARE = (
+    rf"(?!(?:{_PLACEHOLDER}|{_CODE_NAME}){_END}|{_CODE_CALL})"
+    r"[^\s\"'`][^\s\"'`,;&<]{2,}"
+)
+_QUOTED = rf"{_QUOTE}(?!{_PLACEHOLDER}{_END}|{_QUOTE})[^\s\"'`]"
+# A colon also introduces prose ("Password: reset it via the flow"), `=` does not.
+_STRONG_VALUE = (
+    rf"(?:(?::=|=>|==|=)\s*(?:{_QUOTED}|{_BARE})"
+    rf"|:(?!//)\s*(?:{_QUOTED}|(?![a-z]+[,.;:!?]?\s+[a-z0-9(\[]){_BARE}))"
+)
 # A value that "looks generated": contains a digit. Real keys almost always do,
 # prose almost never does; this keeps `bearer authentication_required` benign.
 _HAS_DIGIT = r"(?=[^\s\"'`]*[0-9])"
-# The value of a `name = value` / `name: value` assignment. It must start with
-# an alphanumeric, so placeholders such as <redacted>, ${API_KEY} or *** pass.
-_VALUE = r"\s*[:=]\s*[\"']?[a-z0-9][^\s\"',;]{3,}"
+# The digit is looked for in the first 100 characters only: an unbounded look-ahead
+# would rescan a long run such as `key=key=key=...` from every name (quadratic).
+_WEAK_VALUE = (
+    rf"(?:{_QUOTE})?(?!{_PLACEHOLDER}{_END})(?=.[^\s\"'`,;&]{{0,99}}?[0-9])"
+    r"[^\s\"'`][^\s\"'`,;&]{7,}"
+)
 
 _CREDENTIAL_SHAPES: Final = (
     # HTTP authorization headers and bearer / basic credentials.
@@ -49,11 +164,13 @@ _CREDENTIAL_SHAPES: Final = (
     r"\bbasic\s+(?=(?-i:[A-Za-z0-9+/]*(?:[0-9=]|[a-z][A-Z])))[a-z0-9+/]{12,}",
     r"\bauthorization\s*[:=]\s*(?:basic|digest|token|negotiate)\s+[a-z0-9._~+/=-]{8,}",
     r"\bx-(?:api-key|auth-token|access-token)\s*[:=]\s*[a-z0-9][^\s\"',;]{7,}",
-    # Named secret assignments: key=value / key: value.
-    r"\b(?:aws_)?(?:access|secret|api|private|client|auth|session|signing|encryption|master)"
-    rf"[_-]?(?:access[_-]?)?(?:key|secret|token)(?:[_-]?id)?{_VALUE}",
-    rf"\b(?:apikey|password|passwd|passphrase|pwd|secret|credentials?){_VALUE}",
-    rf"\b(?:access_|refresh_|id_|auth_)?token\s*[:=]\s*[\"']?{_HAS_DIGIT}[^\s\"',;]{{12,}}",
+    # Named secret assignments (see above): name = value, "name": "value", ...
+    rf"{_STRONG_NAME}{_NAME_QUOTE}{_STRONG_VALUE}",
+    rf"{_WEAK_NAME}{_SEPARATOR}{_WEAK_VALUE}",
+    # ... as an XML element, and as a command-line option with a space.
+    rf"<[a-z0-9_.:-]{{0,40}}?{_STRONG_NAME}>\s*(?!{_PLACEHOLDER}\s*<)[^<\s]{{3,}}",
+    r"(?<![\w-])--[a-z0-9-]{0,30}?(?:passw(?:or)?d|passphrase|pwd|secret|token|api-?key|auth)"
+    rf"\s+(?![a-z]+(?:\s|$))(?!{_PLACEHOLDER}{_END})[^\s\"'`-][^\s\"'`]{{2,}}",
     r"\b(?:ak|sk)\s*[:=]\s*[\"']?[a-z0-9][^\s\"',;]{5,}",
     rf"(?<![a-z0-9_])(?:ak|sk)[-_=:]{_HAS_DIGIT}[a-z0-9_=-]{{10,}}",
     # Query-string secrets in URLs.
@@ -155,14 +272,18 @@ _UNSAFE_CASED: Final = re.compile("|".join(_CASED_SHAPES), re.IGNORECASE)
 #
 # A `name: value` assignment is anchored on the colon. The name is checked by
 # its last two to five letters, with zero or one whitespace before the colon;
-# a colon after two or more whitespace characters always fires, so the `\s*`
-# of the shapes is covered.
+# a colon after two or more whitespace characters, or after a quote or `*` (a
+# quoted or emphasised name), always fires, so the `\s*` and the quotes of the
+# shapes are covered.
 _NAME_TAILS = (
     r"(?<=(?:[as]k|id){0}:)"  # ak, sk, *_id
-    # the tails of key, token, secret, pwd, passwd, password, passphrase and credential(s)
-    r"|(?<=(?:key|ken|ret|pwd|swd|ord|ase|ial|als){0}:)"
+    # the tails of key, token, secret(s), pwd, passwd, password(s), passphrase,
+    # passcode, credential(s), auth, pass, dsn, conn_str and connection_string
+    r"|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|uth|ass|dsn|str){0}:)"
+    r"|(?<=ring{0}:)"  # connection_string (not viking:)
     r"|(?<=ation{0}:)"  # authorization
 )
+_NAME_GATE = "[kdyntelshrg]"  # the last letters of those tails
 _ANCHORS: Final = {
     # Every `name=value` shape: assignments, query-string secrets, AccountKey=,
     # SharedAccessSignature=, sessionid=.
@@ -179,12 +300,15 @@ _ANCHORS: Final = {
     # `name: value` assignments (gated on the name's last letter).
     ":": (
         r"/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa|(?<=\s\s:)"
-        r"|(?<=[kdyntels]:)(?:"
+        r"|(?<=[\"'`*]:)|(?<=[\"'`*]\s:)"
+        rf"|(?<={_NAME_GATE}:)(?:"
         + _NAME_TAILS.format("")
-        + r")|(?<=[kdyntels]\s:)(?:"
+        + rf")|(?<={_NAME_GATE}\s:)(?:"
         + _NAME_TAILS.format(r"\s")
         + ")"
     ),
+    # <password>value</password>: the element name's tail, as for the colon.
+    ">": r"(?<=id>)|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|str)>)|(?<=ring>)",
     # ../x, .ssh/, Discord (<24+ alnum>.xxxxxx.), SendGrid SG., Vault hvs.,
     # ya29., Slack webhooks, Terraform .atlasv1. Every one continues with a word
     # character, a slash or a dot, so sentence-ending dots stop at once.
@@ -197,9 +321,9 @@ _ANCHORS: Final = {
     # PEM private-key headers; vendor prefixes ending in `-`: sk-/ak-/pmak-,
     # key-<hex>, age-secret-key-, pypi-, xox?-, xapp-, GitLab gl*-, GOCSPX-,
     # Square sq0atp-/sq0csp-. Gated on the letter before `-`; each is followed
-    # by 10+ token characters.
+    # by 10+ token characters. And `--password value` options.
     "-": (
-        r"----|(?<=[kyipabosrtx]-)(?=[a-z0-9_=-]{10})(?:(?<=k-)|(?<=key-)"
+        r"----|-[a-z]|(?<=[kyipabosrtx]-)(?=[a-z0-9_=-]{10})(?:(?<=k-)|(?<=key-)"
         r"|(?<=pypi-|xapp-|xox[abposr]-|gl(?:dt|rt)-)|(?<=gl(?:pat|ptt|cbt|oas)-)"
         r"|(?<=gocspx-|sq0atp-|sq0csp-))"
     ),
@@ -244,14 +368,30 @@ _TRIGGER: Final = _build_trigger()
 
 
 def find_unsafe(value: str) -> UnsafeKind | None:
-    """Return ``"credential"`` or ``"local_path"`` when ``value`` has such a shape."""
+    """Return the kind of unsafe content in ``value``, or ``None`` when it is public-safe.
+
+    ``"unsafe_character"`` (a control character or a lone surrogate, see
+    ``_UNSAFE_CHARACTER``), ``"credential"`` or ``"local_path"``.
+    """
+    if _UNSAFE_CHARACTER.search(value) is not None:
+        return "unsafe_character"
+    return _find_shape(value)
+
+
+def _find_shape(value: str) -> UnsafeKind | None:
     if _TRIGGER.search(value) is None:
         return None
-    return _full_scan(value)
+    return _scan(value)
 
 
 def _full_scan(value: str) -> UnsafeKind | None:
     """The scan without the prefilter (tests hold the prefilter to it)."""
+    if _UNSAFE_CHARACTER.search(value) is not None:
+        return "unsafe_character"
+    return _scan(value)
+
+
+def _scan(value: str) -> UnsafeKind | None:
     match = _UNSAFE.search(value.lower())
     if match is not None:
         return "credential" if match.lastgroup == "credential" else "local_path"
@@ -260,15 +400,37 @@ def _full_scan(value: str) -> UnsafeKind | None:
     return None
 
 
+_FOUND: Final = {
+    "credential": "a credential",
+    "local_path": "a local path",
+    "unsafe_character": "a control character or a lone surrogate",
+}
+
+
+def _raise_unsafe(kind: UnsafeKind, path: str, label: str) -> NoReturn:
+    code = "unsafe_character" if kind == "unsafe_character" else None
+    raise UnsafeTextError(
+        f"{label} must be public-safe: it contains {_FOUND[kind]}", path=path, code=code
+    )
+
+
+def require_safe_characters(value: str, *, path: str = "$", label: str = "value") -> str:
+    """Return ``value``, or raise ``unsafe_character`` for a control character or lone surrogate."""
+    if _UNSAFE_CHARACTER.search(value) is not None:
+        _raise_unsafe("unsafe_character", path, label)
+    return value
+
+
 def require_safe(value: str, *, path: str = "$", label: str = "value") -> str:
     """Return ``value`` unchanged, or raise :class:`UnsafeTextError` naming ``path``.
 
-    The message names the kind of shape found, never the value itself.
+    The message names the kind of content found, never the value itself; the
+    code is ``unsafe_character`` for a control character or lone surrogate,
+    ``unsafe_text`` for a credential or local-path shape.
     """
     kind = find_unsafe(value)
     if kind is not None:
-        what = "a credential" if kind == "credential" else "a local path"
-        raise UnsafeTextError(f"{label} must be public-safe: it contains {what}", path=path)
+        _raise_unsafe(kind, path, label)
     return value
 
 
@@ -276,13 +438,17 @@ def compact_text(value: object, *, limit: int, path: str = "$", label: str = "te
     """Normalise free text: strip, collapse whitespace runs to one space, check it.
 
     The limit applies to the normalised text, as in the original's ``CT(n)``.
-    Raises :class:`UnsafeTextError` when the value is not a string, is empty,
-    is longer than ``limit`` characters (it is rejected, never truncated), or
-    contains a credential or local-path shape. The message never repeats the
-    value.
+    Raises :class:`UnsafeTextError` when the value is not a string, holds a
+    control character other than tab, newline or carriage return, or a lone
+    surrogate (code ``unsafe_character``), is empty, is longer than ``limit``
+    characters (it is rejected, never truncated), or contains a credential or
+    local-path shape. The message never repeats the value.
     """
     if not isinstance(value, str):
         raise UnsafeTextError(f"{label} must be a string", path=path, code="wrong_type")
+    # Before collapsing: str.split() counts some controls (\x1c-\x1f, \x85) as
+    # whitespace and would silently turn them into spaces.
+    require_safe_characters(value, path=path, label=label)
     text = " ".join(value.split())
     if not text:
         raise UnsafeTextError(f"{label} must not be empty", path=path, code="empty_text")
@@ -293,4 +459,7 @@ def compact_text(value: object, *, limit: int, path: str = "$", label: str = "te
             path=path,
             code="text_too_long",
         )
-    return require_safe(text, path=path, label=label)
+    kind = _find_shape(text)
+    if kind is not None:
+        _raise_unsafe(kind, path, label)
+    return text
