@@ -625,3 +625,17 @@ def test_the_identity_survives_later_lifecycle_changes() -> None:
     )
     assert superseded.record_ref == record.record_ref
     assert activation_ref_of(superseded) != record.activation_ref
+
+
+@settings(max_examples=300)
+@given(
+    corpus_id=st.from_regex(r"[a-z][a-z0-9_-]{0,20}", fullmatch=True),
+    candidate_ref=st.one_of(
+        st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,40}", fullmatch=True),
+        st.text(min_size=1, max_size=12),
+    ),
+)
+def test_record_ref_fast_path_is_the_canonical_digest(corpus_id: str, candidate_ref: str) -> None:
+    """record_ref_of skips the encoder for plain tokens: it must be make_ref's answer exactly."""
+    expected = make_ref("record", {"corpus_id": corpus_id, "candidate_ref": candidate_ref})
+    assert record_ref_of.__wrapped__(corpus_id, candidate_ref) == expected

@@ -17,7 +17,7 @@ import attrs
 
 from reward_memory.grammars import parse_timestamp
 from reward_memory.records._plain import from_plain
-from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
+from reward_memory.records.active import ActiveRecord, LegacyActiveRecord, record_ref_of
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
 from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
 
@@ -26,7 +26,6 @@ __all__ = ["Parsed", "identity", "parse"]
 _PARSE_CACHE_SIZE: Final = 2048
 _V1: Final = "reward_memory_active_record_v1"
 _V0: Final = "reward_memory_active_record_v0"
-_CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -36,9 +35,9 @@ class Parsed:
     Compared and hashed by identity: one object per distinct readback content.
     ``identity`` is (corpus, class, workspace, project, user, peer, session), the
     tuple an item must share exactly with its corpus. ``record_key`` is the
-    digest of the record's canonical JSON: the same record stored under several
-    refs (or written with other whitespace or key order) has one key, so the
-    model sees it once.
+    record's ``record_ref`` (corpus and candidate: which memory it is, checked
+    when the record is built), so the same record stored under several refs,
+    re-serialised, or activated twice reaches the model once.
     """
 
     record: ActiveRecord | LegacyActiveRecord
@@ -83,11 +82,6 @@ def _digest_of(content: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _record_key(data: dict[str, Any]) -> str:
-    # The record's identity, whatever whitespace or key order its writer used: the
-    # digest of its parsed JSON, canonically encoded (it built a strict record, so
-    # equal keys mean equal records).
-    return hashlib.sha256(_CANONICAL.encode(data).encode("utf-8")).hexdigest()
 
 
 def _earliest(*stamps: str | None) -> datetime | None:
@@ -114,7 +108,7 @@ def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
         born_at=_earliest(record.source.observed_at, record.activated_at),
         public=record.privacy.visibility == "public_safe",
         supersedes=record.supersession.supersedes_refs,
-        record_key=_record_key(data),
+        record_key=record.record_ref,
         content_digest=_digest_of(content),
         authority_level=record.authority.level,
     )
@@ -140,7 +134,7 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         born_at=_earliest(record.activated_at),
         public=False,  # v0 has no visibility: its summary is never exposed
         supersedes=lifecycle.supersedes_refs,
-        record_key=_record_key(data),
+        record_key=record_ref_of(record.corpus_id, record.candidate_ref),
         content_digest=_digest_of(content),
         # A legacy record has no authority block: it is advisory, whatever its class.
         authority_level="advisory",

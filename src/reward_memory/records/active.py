@@ -30,11 +30,13 @@ its fields), so every earlier v1 record still reads, as the same record.
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal
+import hashlib
+import re
+from typing import Any, Final, Literal
 
 import attrs
 
-from reward_memory.digests import make_ref
+from reward_memory.digests import REF_HEX_LENGTH, make_ref
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
@@ -67,9 +69,18 @@ __all__ = [
 ]
 
 
+_PLAIN: Final = re.compile(r"[A-Za-z0-9._:/#-]+")
+
+
 @functools.lru_cache(maxsize=4096)
 def record_ref_of(corpus_id: str, candidate_ref: str) -> str:
     """The stable identity of the memory a candidate becomes in a corpus (see module docs)."""
+    if _PLAIN.fullmatch(corpus_id) and _PLAIN.fullmatch(candidate_ref):
+        # Both are grammar tokens (no quote, backslash or control character), so
+        # their canonical JSON is this text exactly: skip the encoder (recall
+        # checks the ref of every record it reads for the first time).
+        text = f'{{"candidate_ref":"{candidate_ref}","corpus_id":"{corpus_id}"}}'
+        return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
     return make_ref("record", {"corpus_id": corpus_id, "candidate_ref": candidate_ref})
 
 
