@@ -180,14 +180,7 @@ def _decision_fields(decision: Any) -> tuple[Any, Any, Any, Any, Any]:
     if type(decision) is dict:  # the common case, without the ABC checks
         if decision.keys() != _DECISION_KEYS:
             raise _Invalid
-        return (
-            decision["outcome"],
-            decision["output"],
-            decision["memory_refs"],
-            decision["reasoning_summary"],
-            decision["current_artifact_verified"],
-        )
-    if isinstance(decision, ModelDecision):
+    elif isinstance(decision, ModelDecision):
         return (
             decision.outcome,
             decision.output,
@@ -195,10 +188,10 @@ def _decision_fields(decision: Any) -> tuple[Any, Any, Any, Any, Any]:
             decision.reasoning_summary,
             decision.current_artifact_verified,
         )
-    if inspect.iscoroutine(decision):
+    elif inspect.iscoroutine(decision):
         decision.close()  # an async callback: never awaited here, so close it quietly
         raise _Invalid
-    if (
+    elif (
         not isinstance(decision, Mapping)
         or len(decision) != len(_DECISION_KEYS)
         or set(decision.keys()) != _DECISION_KEYS

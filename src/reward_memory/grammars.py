@@ -153,3 +153,15 @@ def normalize_timestamp(value: Any, path: str = "$") -> str:
 def utc_now() -> datetime:
     """The default clock: an aware UTC ``datetime`` (every ``now=`` parameter defaults to it)."""
     return datetime.now(UTC)
+
+
+def resolve_now(now: object) -> datetime:
+    """A ``now=`` argument: ``None`` is the current UTC time; anything but an aware
+    ``datetime`` is refused (``$.now``, ``wrong_type``)."""
+    if now is None:
+        return utc_now()
+    if not isinstance(now, datetime) or now.utcoffset() is None:
+        raise RecordValidationError(
+            "now must be an aware datetime (UTC)", path="$.now", code="wrong_type"
+        )
+    return now

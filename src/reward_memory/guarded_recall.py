@@ -56,14 +56,13 @@ provider-binding mismatch is a guard reason, not an exception.
 from __future__ import annotations
 
 import time
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory._recall.execution import DEFAULT_SETUP_HINTS, execute
 from reward_memory._recall.readback import parse as _parse  # noqa: F401 - benchmarks time it
 from reward_memory._recall.session import RecallItem, RecallSession, provider_ref
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import utc_now
+from reward_memory.grammars import resolve_now
 from reward_memory.guards.recall import (
     RECORDED_MISMATCH,
     actor_peer_reasons,
@@ -84,6 +83,7 @@ from reward_memory.records.recall import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
 
     from reward_memory.providers.spi import Provider
 
@@ -159,16 +159,6 @@ def _request_packet(
 # -- executing --------------------------------------------------------------------------------
 
 
-def _check_now(now: datetime | None) -> datetime:
-    if now is None:
-        return utc_now()
-    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
-        raise RecordValidationError(
-            "now must be an aware datetime (UTC)", path="$.now", code="wrong_type"
-        )
-    return now
-
-
 def _check_clock(clock: Callable[[], float] | None) -> Callable[[], float]:
     if clock is None:
         return time.monotonic
@@ -204,7 +194,7 @@ def execute_recall(
     _require(packet, RecallRequestPacket, "packet")
     _require(binding, ProviderBinding, "binding")
     _require_provider(provider)
-    moment = _check_now(now)
+    moment = resolve_now(now)
     reasons = packet_reasons(packet, binding)
     if reasons:
         packet = _reblocked(packet, reasons)
@@ -256,7 +246,7 @@ def recall(
         _require(binding, ProviderBinding, "binding")
     if provider is None:
         _require_provider(provider)  # type: ignore[unreachable]  # untyped callers
-    moment = _check_now(now)
+    moment = resolve_now(now)
     ticks = time.monotonic if clock is None else _check_clock(clock)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
     return execute(packet, binding, provider, moment, ticks)

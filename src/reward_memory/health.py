@@ -59,13 +59,12 @@ provider is called and nothing is read or written here.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import check_surface_id, check_token, parse_timestamp, utc_now
+from reward_memory.grammars import check_surface_id, check_token, parse_timestamp, resolve_now
 from reward_memory.records.health import (
     CorpusHealth,
     FreshnessCheck,
@@ -79,6 +78,8 @@ from reward_memory.records.health import (
 from reward_memory.registry import reference_corpus
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from reward_memory.records.corpus import CorpusDeclaration
 
 __all__ = ["HEALTH_CASES", "classify_health", "classify_request", "health_case"]
@@ -171,16 +172,6 @@ def _state(
     return "retrieval_verified", "verified_result_not_yet_applied"
 
 
-def _check_now(now: object) -> datetime:
-    if now is None:
-        return utc_now()
-    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
-        raise RecordValidationError(
-            "now must be an aware datetime (UTC)", path="$.now", code="wrong_type"
-        )
-    return now
-
-
 def _window(corpus: CorpusDeclaration, observation: HealthObservation, now: datetime) -> bool:
     """Every piece of freshness evidence holds at ``now`` (see the module docstring)."""
     if observation.freshness_window_satisfied is False:
@@ -249,7 +240,7 @@ def classify_health(
         RecordValidationError: ``now`` is not an aware datetime (``$.now``), or
             an override is not a token / surface id.
     """
-    at = _check_now(now)
+    at = resolve_now(now)
     if requested_project_ref is not None:
         observation = attrs.evolve(
             observation,

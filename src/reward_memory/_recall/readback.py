@@ -82,8 +82,6 @@ def _digest_of(content: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-
-
 def _earliest(*stamps: str | None) -> datetime | None:
     moments = [parse_timestamp(stamp) for stamp in stamps if stamp is not None]
     return min(moments) if moments else None

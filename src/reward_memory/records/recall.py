@@ -132,6 +132,16 @@ def _records_of(cls: type[Any]) -> Any:
     return validate
 
 
+def _check_query_bounds(mode: str, queries: tuple[Any, ...]) -> None:
+    low, high = QUERY_BOUNDS[mode]
+    if not low <= len(queries) <= high:
+        raise RecordValidationError(
+            f"{mode} requires between {low} and {high} queries",
+            path="$.queries",
+            code="invalid_value",
+        )
+
+
 # -- inputs ---------------------------------------------------------------------------------
 
 
@@ -180,13 +190,7 @@ class RecallRequest:
     raw_content_captured: Literal[False] = f.const(False)
 
     def __attrs_post_init__(self) -> None:
-        low, high = QUERY_BOUNDS[self.mode]
-        if not low <= len(self.queries) <= high:
-            raise RecordValidationError(
-                f"{self.mode} requires between {low} and {high} queries",
-                path="$.queries",
-                code="invalid_value",
-            )
+        _check_query_bounds(self.mode, self.queries)
 
     @functools.cached_property
     def query_evidence(self) -> tuple[QueryEvidence, ...]:
@@ -356,13 +360,7 @@ class NormalizedRecallRequest:
     def __attrs_post_init__(self) -> None:
         # Structural invariants hold for every packet, however it was built: the
         # mode's query bounds, and evidence that is the digest of each query.
-        low, high = QUERY_BOUNDS[self.mode]
-        if not low <= len(self.queries) <= high:
-            raise RecordValidationError(
-                f"{self.mode} requires between {low} and {high} queries",
-                path="$.queries",
-                code="invalid_value",
-            )
+        _check_query_bounds(self.mode, self.queries)
         evidence = self.query_evidence
         if len(evidence) != len(self.queries):
             raise RecordValidationError(
