@@ -32,15 +32,10 @@ from reward_memory.activation import RETENTION_BY_CLASS, activate, format_timest
 from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.active import ActiveRecord
-from reward_memory.records.candidate import (
-    AuthorityCheckpoint,
-    CandidateReview,
-    CandidateReviewSummary,
-    Proposal,
-    to_plain,
-)
+from reward_memory.records.candidate import AuthorityCheckpoint, Proposal, to_plain
 from reward_memory.records.corpus import CorpusFreshness, CorpusLifecycle
 from reward_memory.records.envelope import ADVISORY_CLASSES, RecordScope
+from reward_memory.records.review import CandidateReview, CandidateReviewSummary
 
 
 def _accepted(item: Proposal | None = None, gate: AuthorityCheckpoint | None = None) -> Any:

@@ -26,7 +26,8 @@ from reward_memory.activation import activate
 from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.active import ActiveRecord
-from reward_memory.records.candidate import CandidatePacket, CandidateReview
+from reward_memory.records.candidate import CandidatePacket
+from reward_memory.records.review import CandidateReview
 
 SCOPES = ("issue_fix:scope_selection", "issue_fix:validation", "repo:write", "publish:release")
 ROLES = (s2.ROLE, "verified_project_owner_or_operator", "drive_by_commenter")

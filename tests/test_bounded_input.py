@@ -602,7 +602,7 @@ def test_every_mapping_entry_point_refuses_pathological_data(value: Any) -> None
     from reward_memory import schemas
     from reward_memory.candidates import propose
     from reward_memory.records._plain import load_plain
-    from reward_memory.records.candidate import CandidateReviewRequest
+    from reward_memory.records.review import CandidateReviewRequest
 
     request = _review_request(content_summary=value)
     checkpoint = request["authority_checkpoint"]

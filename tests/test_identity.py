@@ -43,13 +43,9 @@ from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import TIMESTAMP, normalize_timestamp, parse_timestamp
 from reward_memory.records._plain import from_plain, to_plain
 from reward_memory.records.active import ActiveRecord, record_ref_of
-from reward_memory.records.candidate import (
-    CandidatePacket,
-    CandidateReview,
-    Proposal,
-    candidate_hashed_object,
-)
+from reward_memory.records.candidate import CandidatePacket, Proposal, candidate_hashed_object
 from reward_memory.records.envelope import Revocation, Supersession
+from reward_memory.records.review import CandidateReview
 
 STORED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})?Z")
 LATER = "2030-01-01T00:00:00Z"

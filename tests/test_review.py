@@ -14,10 +14,10 @@ from reward_memory.errors import RecordValidationError
 from reward_memory.records.candidate import (
     PERSIST_NEXT_STEP,
     CandidatePacket,
-    CandidateReview,
     ReviewDecision,
     to_plain,
 )
+from reward_memory.records.review import CandidateReview
 
 EXPIRES = "2030-01-01T00:00:00Z"
 # The fixture with an expiry: the expiry is part of the ref, so it is not the golden one.

@@ -20,12 +20,8 @@ from hypothesis import strategies as st
 from _stage2 import NOW, checkpoint, context, decision, proposal
 from reward_memory import wire
 from reward_memory.candidates import propose, review
-from reward_memory.records.candidate import (
-    RECORDED_MISMATCH,
-    CandidateGuard,
-    CandidatePacket,
-    CandidateReview,
-)
+from reward_memory.records.candidate import RECORDED_MISMATCH, CandidateGuard, CandidatePacket
+from reward_memory.records.review import CandidateReview
 
 
 def _flipped(packet: CandidatePacket) -> CandidatePacket:

@@ -70,11 +70,7 @@ from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import format_utc, utc_now
 from reward_memory.guards.candidate import candidate_reasons, check_now
 from reward_memory.records.active import ActivationLineage, ActiveRecord, ReviewSummary
-from reward_memory.records.candidate import (
-    UNVERIFIED_CHECKPOINT,
-    AuthorityCheckpoint,
-    CandidateReview,
-)
+from reward_memory.records.candidate import UNVERIFIED_CHECKPOINT, AuthorityCheckpoint
 from reward_memory.records.envelope import (
     Confidence,
     Expiry,
@@ -84,6 +80,7 @@ from reward_memory.records.envelope import (
     RetentionClass,
     Supersession,
 )
+from reward_memory.records.review import CandidateReview
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -47,14 +47,13 @@ from reward_memory.records.candidate import (
     CandidateGuard,
     CandidateLifecycle,
     CandidatePacket,
-    CandidateReview,
-    CandidateReviewSummary,
     Decision,
     Proposal,
     RetiredReason,
     ReviewDecision,
     ReviewStatus,
 )
+from reward_memory.records.review import CandidateReview, CandidateReviewSummary
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -56,9 +56,9 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_candidate_proposal_v0": "reward_memory.records.candidate:Proposal",
     "reward_memory_authority_checkpoint_v0": "reward_memory.records.candidate:AuthorityCheckpoint",
     "reward_memory_candidate_v0": "reward_memory.records.candidate:CandidatePacket",
-    "reward_memory_candidate_review_v0": "reward_memory.records.candidate:CandidateReview",
+    "reward_memory_candidate_review_v0": "reward_memory.records.review:CandidateReview",
     "reward_memory_candidate_review_request_v0": (
-        "reward_memory.records.candidate:CandidateReviewRequest"
+        "reward_memory.records.review:CandidateReviewRequest"
     ),
     "issue_fix_reward_memory_event_v0": "reward_memory.adapters.issue_fix:IssueFixEvent",
     "issue_fix_reward_memory_candidate_adapter_v0": (

@@ -27,7 +27,7 @@ from reward_memory.errors import RecordValidationError
 if TYPE_CHECKING:
     import argparse
 
-    from reward_memory.records.candidate import CandidateReview
+    from reward_memory.records.review import CandidateReview
 
 CASES: Final = ("issue-fix-verified-contributor",)
 DECISIONS: Final = ("accept", "edit", "reject", "retire", "no_write")
@@ -114,7 +114,7 @@ def _run_request(name: str) -> Outcome:
         load_plain,
         to_plain,
     )
-    from reward_memory.records.candidate import CandidateReviewRequest
+    from reward_memory.records.review import CandidateReviewRequest
 
     request = load_plain(read_json_object(name), CandidateReviewRequest)
     now = None if request.now is None else parse_timestamp(request.now, "$.now")

@@ -1,4 +1,4 @@
-"""Stage-2 records: the proposal, the authority checkpoint, the candidate and its review.
+"""Stage-2 records: the proposal, the authority checkpoint and the candidate.
 
 Inputs (validated in full when built, by Python callers or by :func:`wire.load`):
 
@@ -12,17 +12,13 @@ Inputs (validated in full when built, by Python callers or by :func:`wire.load`)
   the proposal's claims (differs from the original, whose ingest path built it
   from the event itself).
 - :class:`ReviewDecision` -- one review: accept / edit / reject / retire / no_write.
-- :class:`CandidateReviewRequest` (``reward_memory_candidate_review_request_v0``) --
-  the ``candidate-review --input`` document: a proposal, a checkpoint and the
-  reviews to apply in order.
 
 Packets:
 
 - :class:`CandidatePacket` (``reward_memory_candidate_v0``) -- the guarded candidate.
-- :class:`CandidateReview` (``reward_memory_candidate_review_v0``) -- one review
-  decision record (not persistence); ``guard_passed`` and the guard's reason
-  codes travel with it, so a blocked candidate can never be laundered into an
-  active one by reviewing a review.
+
+The review packet and the review request are in :mod:`reward_memory.records.review`
+(a review re-derives its target's guard: a recorded verdict is never trusted).
 
 A :class:`Candidate` always carries the ``candidate_ref`` of its own content: it
 is computed when the record is built without one and checked when one is
@@ -89,9 +85,6 @@ __all__ = [
     "CandidatePacket",
     "CandidatePrivacy",
     "CandidateReasoning",
-    "CandidateReview",
-    "CandidateReviewRequest",
-    "CandidateReviewSummary",
     "CandidateSource",
     "Decision",
     "Proposal",
@@ -102,6 +95,8 @@ __all__ = [
     "candidate_ref_of",
     "is_record",
     "no_raw_content",
+    "review_reason_codes",
+    "text_field",
     "to_plain",
 ]
 
@@ -164,7 +159,7 @@ _RETIRED_REASONS: Final = ("rejected_in_review", "reviewed_retirement", "no_writ
 # the same error with its path, paid once per distinct value.
 
 
-def _text(limit: int, *, optional: bool = False) -> Any:
+def text_field(limit: int, *, optional: bool = False) -> Any:
     """Compact public-safe text (whitespace collapsed; over ``limit``: rejected, not cut)."""
 
     def convert(value: Any, field: attrs.Attribute[Any]) -> Any:
@@ -254,7 +249,7 @@ def no_raw_content() -> Any:
     return attrs.field(converter=_no_raw_content)
 
 
-def _reason_codes(value: Any) -> tuple[str, ...]:
+def review_reason_codes(value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list | tuple):
         raise RecordValidationError("must be a list", path="$.reason_codes", code="wrong_type")
     codes = tuple(value)
@@ -278,7 +273,7 @@ def _reason_codes(value: Any) -> tuple[str, ...]:
 
 
 def _guard_reason_codes(value: Any) -> tuple[str, ...]:
-    codes = _reason_codes(value)
+    codes = review_reason_codes(value)
     if RECORDED_MISMATCH in codes:
         raise RecordValidationError(
             "is not a candidate guard reason code",
@@ -296,7 +291,7 @@ class CandidateSource:
     """Where the evidence came from: kind, compact reference, actor and the actor's role."""
 
     source_kind: str = f.token()
-    source_ref: str = _text(240)
+    source_ref: str = text_field(240)
     actor_ref: str = f.token()
     actor_role: str = f.token()
 
@@ -309,9 +304,9 @@ class CandidateReasoning:
     reads it, so it can never raise authority.
     """
 
-    summary: str = _text(500)
+    summary: str = text_field(500)
     confidence: ConfidenceLevel = f.enum("low", "medium", "high")
-    confidence_basis: str = _text(240)
+    confidence_basis: str = text_field(240)
 
 
 @attrs.frozen(kw_only=True)
@@ -333,7 +328,7 @@ class Proposal:
     schema_version: Literal["reward_memory_candidate_proposal_v0"] = f.const(PROPOSAL_SCHEMA)
     raw_content_captured: Literal[False] = no_raw_content()
     target_class: CandidateClass = f.enum(*CANDIDATE_CLASSES)
-    content_summary: str = _text(500)
+    content_summary: str = text_field(500)
     source: CandidateSource = attrs.field(validator=is_record(CandidateSource))
     scope: RecordScope = attrs.field(validator=is_record(RecordScope))
     reasoning: CandidateReasoning = attrs.field(validator=is_record(CandidateReasoning))
@@ -376,8 +371,8 @@ class ReviewDecision:
     decision: Decision = f.enum(*REVIEW_DECISIONS)
     reviewer_ref: str = f.token()
     review_ref: str = f.token()
-    reasoning_summary: str = _text(500)
-    edited_content_summary: str | None = _text(500, optional=True)
+    reasoning_summary: str = text_field(500)
+    edited_content_summary: str | None = text_field(500, optional=True)
 
     def __attrs_post_init__(self) -> None:
         if self.decision == "edit" and self.edited_content_summary is None:
@@ -563,7 +558,7 @@ class Candidate:
 
     schema_version: Literal["reward_memory_candidate_v0"] = f.const(CANDIDATE_SCHEMA)
     target_class: CandidateClass = f.enum(*CANDIDATE_CLASSES)
-    content_summary: str = _text(500)
+    content_summary: str = text_field(500)
     source: CandidateSource = attrs.field(validator=is_record(CandidateSource))
     scope: RecordScope = attrs.field(validator=is_record(RecordScope))
     reasoning: CandidateReasoning = attrs.field(validator=is_record(CandidateReasoning))
@@ -668,149 +663,3 @@ class CandidatePacket:
                 path="$.candidate.lifecycle",
                 code="inconsistent_lifecycle",
             )
-
-
-# -- the review -----------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class CandidateReviewSummary:
-    """Who reviewed, under which review reference, and why (compact).
-
-    The active record's ``review`` block is built from it on activation.
-    """
-
-    reviewer_ref: str = f.token()
-    review_ref: str = f.token()
-    reasoning_summary: str = _text(500)
-
-
-# effective decision -> (allowed statuses, record lifecycle state, retired_reason)
-_EFFECTS: Final[dict[str, tuple[frozenset[str], str, str | None]]] = {
-    "accept": (frozenset({"active"}), "active", None),
-    "edit": (frozenset({"review_ready"}), "candidate", None),
-    "reject": (frozenset({"rejected"}), "retired", "rejected_in_review"),
-    "retire": (frozenset({"retired"}), "retired", "reviewed_retirement"),
-    "no_write": (frozenset({"no_write", "guard_blocked"}), "retired", "no_write_rationale"),
-}
-
-
-def _check_review(review: CandidateReview) -> None:
-    """The reference §5.2 decision table, as record invariants."""
-    if review.guard_passed == bool(review.reason_codes):
-        raise RecordValidationError(
-            "guard_passed holds exactly when there are no guard reason codes",
-            path="$.guard_passed",
-            code="inconsistent_guard",
-        )
-    effective, status = review.effective_decision, review.status
-    statuses, state, reason = _EFFECTS[effective]
-    if status not in statuses:
-        raise RecordValidationError(
-            f"a {effective} decision has status {' or '.join(sorted(statuses))}",
-            path="$.status",
-            code="inconsistent_review",
-        )
-    if status == "guard_blocked":
-        # accept/edit of a blocked candidate: nothing is gained, the record stays a candidate.
-        if review.guard_passed or review.requested_decision not in ("accept", "edit"):
-            raise RecordValidationError(
-                "guard_blocked is the outcome of accepting or editing a blocked candidate",
-                path="$.status",
-                code="inconsistent_review",
-            )
-        state, reason = "candidate", None
-    elif review.requested_decision != effective:
-        raise RecordValidationError(
-            "the effective decision differs from the requested one only when the guard blocked it",
-            path="$.effective_decision",
-            code="inconsistent_review",
-        )
-    if effective in ("accept", "edit") and not review.guard_passed:
-        raise RecordValidationError(
-            "only a guard-passed candidate can be accepted or edited",
-            path="$.guard_passed",
-            code="inconsistent_review",
-        )
-    lifecycle = review.record.lifecycle
-    if lifecycle.state != state or lifecycle.retired_reason != reason:
-        raise RecordValidationError(
-            f"a {status} review leaves the record {state}",
-            path="$.record.lifecycle",
-            code="inconsistent_lifecycle",
-        )
-    expected_step = PERSIST_NEXT_STEP if effective in ("accept", "retire") else "none"
-    if review.persistence_next_step != expected_step:
-        raise RecordValidationError(
-            f"must be {expected_step!r} for a {effective} decision",
-            path="$.persistence_next_step",
-            code="inconsistent_review",
-        )
-
-
-@attrs.frozen(kw_only=True)
-class CandidateReview:
-    """``reward_memory_candidate_review_v0``: one review decision record (nothing persisted).
-
-    ``reason_codes`` (ours; the original carried only ``guard_passed``) are the
-    candidate guard's reasons, carried from review to review.
-    """
-
-    ok: Literal[True] = f.const(True)
-    schema_version: Literal["reward_memory_candidate_review_v0"] = f.const(REVIEW_SCHEMA)
-    status: ReviewStatus = f.enum(*REVIEW_STATUSES)
-    requested_decision: Decision = f.enum(*REVIEW_DECISIONS)
-    effective_decision: Decision = f.enum(*REVIEW_DECISIONS)
-    guard_passed: bool = f.strict_bool()
-    reason_codes: tuple[str, ...] = attrs.field(converter=_reason_codes)
-    review: CandidateReviewSummary = attrs.field(validator=is_record(CandidateReviewSummary))
-    record: Candidate = attrs.field(validator=is_record(Candidate))
-    persistence_next_step: Literal[
-        "caller_uses_declared_corpus_write_authority_then_readback", "none"
-    ] = f.enum(PERSIST_NEXT_STEP, "none")
-    grants_new_action_authority: Literal[False] = f.const(False)
-    provider_write_performed: Literal[False] = f.const(False)
-    external_writes_performed: Literal[False] = f.const(False)
-    raw_content_captured: Literal[False] = f.const(False)
-
-    def __attrs_post_init__(self) -> None:
-        _check_review(self)
-
-
-def _reviews(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
-def _review_list(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not isinstance(value, tuple) or not 1 <= len(value) <= 8:
-        raise RecordValidationError(
-            "must be a list of 1 to 8 reviews", path=f"$.{attribute.name}", code="invalid_value"
-        )
-    for index, item in enumerate(value):
-        if not isinstance(item, ReviewDecision):
-            raise RecordValidationError(
-                "must be a ReviewDecision", path=f"$.{attribute.name}[{index}]", code="wrong_type"
-            )
-
-
-@attrs.frozen(kw_only=True)
-class CandidateReviewRequest:
-    """``reward_memory_candidate_review_request_v0``: what ``candidate-review --input`` reads.
-
-    The proposal is guarded against the checkpoint (an unverified checkpoint
-    when absent) at ``now`` (the current time when absent), then each review
-    is applied to the previous result in order: ``[accept, retire]`` retires.
-    """
-
-    __rm_omit_none__: ClassVar[bool] = True
-
-    schema_version: Literal["reward_memory_candidate_review_request_v0"] = f.const(
-        REVIEW_REQUEST_SCHEMA
-    )
-    proposal: Proposal = attrs.field(validator=is_record(Proposal))
-    authority_checkpoint: AuthorityCheckpoint | None = attrs.field(
-        default=None,
-        validator=attrs.validators.optional(is_record(AuthorityCheckpoint)),
-    )
-    reviews: tuple[ReviewDecision, ...] = attrs.field(converter=_reviews, validator=_review_list)
-    now: str | None = f.optional_timestamp()
