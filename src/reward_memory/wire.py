@@ -60,6 +60,7 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_candidate_review_request_v0": (
         "reward_memory.records.review:CandidateReviewRequest"
     ),
+    "reward_memory_standing_policy_v0": "reward_memory.records.standing_policy:StandingPolicy",
     "issue_fix_reward_memory_event_v0": "reward_memory.adapters.issue_fix:IssueFixEvent",
     "issue_fix_reward_memory_candidate_adapter_v0": (
         "reward_memory.adapters.issue_fix:IssueFixCandidateAdapter"

@@ -1,0 +1,121 @@
+"""The standing policy (``reward_memory_standing_policy_v0``, reference §9.1).
+
+One approval of an exact boundary, replacing per-comment approval: the corpus
+owner, the reviewer, the authority source, the exact workspace / project /
+surfaces (and identities), the one memory class, the source kinds, the
+verified actor roles and the action scopes an ingested candidate may carry.
+
+It narrows what a verified checkpoint may activate; it never substitutes for
+one and never grants authority of its own. So, beyond the original's field
+rules (strict keys, sorted unique lists, ``raw_content_captured`` false), a
+policy is refused when it would allow an action scope that names a credential,
+a repository write, a publication or production (:data:`FORBIDDEN_SCOPE_WORDS`,
+code ``authority_expansion_forbidden``): inference "never creates credentials,
+repository write authority, publish/production scope" (seeds, minimal ingest
+loop). Cross-project authority cannot be expressed: the scope names exactly one
+project.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Final, Literal
+
+import attrs
+
+from reward_memory.errors import RecordValidationError
+from reward_memory.records import _fields as f
+from reward_memory.records.candidate import CANDIDATE_CLASSES, no_raw_content
+
+__all__ = [
+    "FORBIDDEN_SCOPE_WORDS",
+    "STANDING_POLICY_SCHEMA",
+    "PolicyScope",
+    "StandingPolicy",
+]
+
+STANDING_POLICY_SCHEMA: Final = "reward_memory_standing_policy_v0"
+# Words that, as one segment of an action scope (split on ``: . _ - /``), name an
+# authority no standing policy may hand out.
+FORBIDDEN_SCOPE_WORDS: Final = frozenset(
+    {
+        "admin",
+        "credential",
+        "credentials",
+        "deploy",
+        "merge",
+        "password",
+        "prod",
+        "production",
+        "publish",
+        "push",
+        "release",
+        "secret",
+        "secrets",
+        "sudo",
+        "token",
+        "tokens",
+        "write",
+    }
+)
+_SEGMENTS: Final = re.compile(r"[:._/-]+")
+_CANDIDATE_CLASS_SET: Final = frozenset(CANDIDATE_CLASSES)
+
+
+@attrs.frozen(kw_only=True)
+class PolicyScope:
+    """The exact boundary: one workspace, one project, 1-12 surfaces, optional identities."""
+
+    # Identity fields are left out of the wire form when unset, as in the original.
+    __rm_omit_none__: ClassVar[bool] = True
+
+    workspace_ref: str = f.token()
+    project_ref: str = f.token()
+    surface_ids: tuple[str, ...] = f.surface_list(min_items=1, max_items=12)
+    user_ref: str | None = f.optional_token()
+    peer_ref: str | None = f.optional_token()
+    session_ref: str | None = f.optional_token()
+
+
+def _candidate_classes(value: tuple[str, ...]) -> None:
+    for index, item in enumerate(value):
+        if item not in _CANDIDATE_CLASS_SET:
+            raise RecordValidationError(
+                "must be a candidate class (hard_policy, soft_preference, procedural_experience)",
+                path=f"$.allowed_target_classes[{index}]",
+                code="invalid_value",
+            )
+
+
+def _no_authority_expansion(value: tuple[str, ...]) -> None:
+    for index, scope in enumerate(value):
+        words = {word.lower() for word in _SEGMENTS.split(scope) if word}
+        if words & FORBIDDEN_SCOPE_WORDS:
+            raise RecordValidationError(
+                "a standing policy never allows credential, write, publish or production scope",
+                path=f"$.allowed_action_scopes[{index}]",
+                code="authority_expansion_forbidden",
+            )
+
+
+@attrs.frozen(kw_only=True)
+class StandingPolicy:
+    """``reward_memory_standing_policy_v0``: one approval of an exact ingest boundary."""
+
+    schema_version: Literal["reward_memory_standing_policy_v0"] = f.const(STANDING_POLICY_SCHEMA)
+    policy_id: str = f.token()
+    owner_ref: str = f.token()
+    reviewer_ref: str = f.token()
+    authority_source_ref: str = f.token()
+    enabled: bool = f.strict_bool()
+    auto_activate: bool = f.strict_bool()
+    scope: PolicyScope = attrs.field(validator=attrs.validators.instance_of(PolicyScope))
+    allowed_target_classes: tuple[str, ...] = f.token_list(min_items=1)
+    allowed_source_kinds: tuple[str, ...] = f.token_list(min_items=1)
+    allowed_actor_roles: tuple[str, ...] = f.token_list(min_items=1)
+    allowed_action_scopes: tuple[str, ...] = f.token_list()
+    raw_content_captured: Literal[False] = no_raw_content()
+
+    def __attrs_post_init__(self) -> None:
+        _candidate_classes(self.allowed_target_classes)
+        _no_authority_expansion(self.allowed_action_scopes)
