@@ -97,6 +97,11 @@ CREDENTIALS: list[tuple[str, str]] = [
     ("authorization_basic", "Authorization: Basic dXNlcjpwYXNzd29yZA=="),
     ("basic_credentials", "basic dXNlcjpwYXNz"),
     ("authorization_token", "authorization=token " + "abc123def456"),
+    # After the scheme in an authorization header, the token is a credential even
+    # without a digit.
+    ("authorization_bearer_letters", "Authorization: Bearer " + "abcdefghijklmnop"),
+    ("auth_setting_bearer", "auth=Bearer " + "abcdefghij"),
+    ("proxy_authorization_basic", "Proxy-Authorization: Basic " + "abcdefghijk"),
     ("x_api_key_header", "x-api-key: " + "0123456789abcdef"),
     ("password_equals", "password=hunter22"),
     ("password_colon", "password: correct-horse-battery"),
@@ -216,6 +221,8 @@ BENIGN: list[str] = [
     "bearer token expired",
     "basic authentication is required",
     "Authorization header missing",
+    "the auth: bearer tokens flow",
+    "Bearer authentication required",
     "password reset flow",
     "set the password in the UI",
     "secret sharing policy",

@@ -162,7 +162,10 @@ _CREDENTIAL_SHAPES: Final = (
     # base64 after `basic`: needs a digit, '=' or a lower->upper hump, so that
     # prose such as `basic authentication required` passes.
     r"\bbasic\s+(?=(?-i:[A-Za-z0-9+/]*(?:[0-9=]|[a-z][A-Z])))[a-z0-9+/]{12,}",
-    r"\bauthorization\s*[:=]\s*(?:basic|digest|token|negotiate)\s+[a-z0-9._~+/=-]{8,}",
+    # In an authorization header (or an `auth=` setting) whatever follows the
+    # scheme is the credential, digits or not.
+    r"\b(?:proxy-)?auth(?:orization)?\s*[:=]\s*[\"']?(?:bearer|basic|digest|token|negotiate)\s+"
+    r"[a-z0-9._~+/=-]{8,}",
     r"\bx-(?:api-key|auth-token|access-token)\s*[:=]\s*[a-z0-9][^\s\"',;]{7,}",
     # Named secret assignments (see above): name = value, "name": "value", ...
     rf"{_STRONG_NAME}{_NAME_QUOTE}{_STRONG_VALUE}",
