@@ -16,8 +16,10 @@
   packet: counts, recall-profile ids, the effective automatic policy, the
   provider's health (failing open to a status), never a path or a scope ref.
 
-The config pointer in the activation file is relative to the directory that
-holds the activation file.
+The config pointer in the activation file is relative to the project root
+(:func:`reward_memory._activation_registry.config_root`): the directory holding
+``.reward-memory/`` when the activation file is in it, else the activation
+file's own directory.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from reward_memory._activation_registry import DEFAULT_ACTIVATION_PATH
+from reward_memory._activation_registry import DEFAULT_ACTIVATION_PATH, config_root
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.activation_registry import (
     ActivationGoal,
@@ -46,7 +48,7 @@ from reward_memory.records.experiment import (
 
 if TYPE_CHECKING:
     from reward_memory.providers.spi import Provider
-    from reward_memory.records.activation_registry import ProviderHealthSummary
+    from reward_memory.records.activation_registry import HealthStatus, ProviderHealthSummary
     from reward_memory.records.corpus import CorpusDeclaration
     from reward_memory.records.recall import ProviderBinding
     from reward_memory.records.standing_policy import StandingPolicy
@@ -113,7 +115,11 @@ def load_experiment_config(
         raise RecordValidationError(
             _MIGRATION_HINT, path="$.schema_version", code="config_version_unsupported"
         )
-    return wire.load(data, ExperimentConfig)
+    from reward_memory import schemas  # noqa: PLC0415
+
+    # One schema, one record: not wire.load's union of every packet (slow to build).
+    schemas.validate(data, EXPERIMENT_CONFIG_SCHEMA)
+    return wire.structure(data, ExperimentConfig)
 
 
 @attrs.frozen(kw_only=True)
@@ -342,12 +348,16 @@ def resolve_experiment(
 
     path = Path(activation_path)
     if not path.is_file():
-        return ExperimentRuntime(goal_id=goal_name, agent_id=agent, reason_code="activation_missing")
+        return ExperimentRuntime(
+            goal_id=goal_name, agent_id=agent, reason_code="activation_missing"
+        )
     try:
         registry = load_activation_registry(path)
     except RecordValidationError:
-        return ExperimentRuntime(goal_id=goal_name, agent_id=agent, reason_code="activation_invalid")
-    return resolve_registry(registry, path.parent, goal_id=goal_name, agent_id=agent)
+        return ExperimentRuntime(
+            goal_id=goal_name, agent_id=agent, reason_code="activation_invalid"
+        )
+    return resolve_registry(registry, config_root(path), goal_id=goal_name, agent_id=agent)
 
 
 # -- status ----------------------------------------------------------------------------------
@@ -363,7 +373,7 @@ def _inventory(
     )
 
     corpora: list[CorpusInventorySummary] = []
-    overall = "available"
+    overall: HealthStatus = "available"
     for corpus_id in sorted(route_bindings):
         binding = route_bindings[corpus_id]
         try:
@@ -405,8 +415,10 @@ def _provider_health(
         try:
             provider = get_provider(config.project_provider_binding.provider_id)
         except ProviderError as exc:
-            status = "provider_unavailable" if exc.code == "provider_unavailable" else "load_failed"
-            return ProviderHealthSummary(status=status)
+            unavailable = exc.code == "provider_unavailable"
+            return ProviderHealthSummary(
+                status="provider_unavailable" if unavailable else "load_failed"
+            )
         except Exception:  # noqa: BLE001 - fail open: the status says it
             return ProviderHealthSummary(status="failed")
     try:
@@ -451,9 +463,7 @@ def experiment_status(
     config = runtime.config
     if config is None:
         rejected = runtime.status == "config_invalid"
-        return ExperimentStatus(
-            **base, readback_status="rejected" if rejected else "not_attempted"
-        )
+        return ExperimentStatus(**base, readback_status="rejected" if rejected else "not_attempted")
     profiles = tuple(
         SurfaceProfileSummary(
             surface_id=surface.surface_id,

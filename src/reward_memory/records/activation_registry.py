@@ -3,8 +3,9 @@
 - :class:`ActivationRegistry` (``reward_memory_activation_registry_v0``): per goal
   id, ``enabled``, ``experimental``, a relative pointer to a config v1 file and
   the explicit agent allowlist -- never a provider choice or a scope ref (seeds,
-  "Experimental activation"). The pointer is relative to the directory that
-  holds the registry file, has no ``.``/``..`` segment and ends in ``.json``.
+  "Experimental activation"). The pointer is relative to the project root
+  (see :mod:`reward_memory._activation_registry`), has no ``.``/``..``
+  segment and ends in ``.json``.
 - :class:`ActivationChange` (``reward_memory_activation_change_v0``): what
   ``configure`` would change (preview) or changed (``--execute``).
 - :class:`ExperimentStatus` (``reward_memory_experiment_status_v1``, reference
@@ -28,14 +29,16 @@ __all__ = [
     "ACTIVATION_CHANGE_SCHEMA",
     "ACTIVATION_REGISTRY_SCHEMA",
     "AGENT_ID",
-    "EXPERIMENT_STATUS_SCHEMA",
     "EXPERIMENT_STATUSES",
+    "EXPERIMENT_STATUS_SCHEMA",
     "ActivationChange",
     "ActivationGoal",
     "ActivationRegistry",
+    "ConfigStatus",
     "CorpusInventorySummary",
     "ExperimentStatus",
     "GoalSummary",
+    "HealthStatus",
     "ProviderHealthSummary",
     "SurfaceProfileSummary",
     "check_agent_id",
@@ -56,6 +59,7 @@ ExperimentStatusWord = Literal[
     "disabled", "agent_not_enabled", "config_missing", "config_invalid", "available"
 ]
 EXPERIMENT_STATUSES: Final[tuple[ExperimentStatusWord, ...]] = get_args(ExperimentStatusWord)
+ConfigStatus = Literal["valid", "missing", "invalid", "not_checked"]
 HealthStatus = Literal[
     "available", "provider_unavailable", "provider_timeout", "load_failed", "failed", "not_checked"
 ]
@@ -79,7 +83,7 @@ def check_config_pointer(value: Any, path: str = "$") -> str:
         raise RecordValidationError("must be a string", path=path, code="wrong_type")
     if value.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", value):
         raise RecordValidationError(
-            "must be a relative path (to the activation file's directory), not an absolute one",
+            "must be a relative path (to the project root), not an absolute one",
             path=path,
             code="config_path_absolute",
         )
@@ -120,7 +124,8 @@ def _agents(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
     return tuple(value)
 
 
-_AGENTS: Final = attrs.Converter(_agents, takes_field=True)
+def _agent_list() -> Any:
+    return attrs.field(converter=attrs.Converter(_agents, takes_field=True))
 
 
 def _pointer(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -135,7 +140,7 @@ class ActivationGoal:
     enabled: bool = f.strict_bool()
     experimental: bool = f.strict_bool()
     config_path: str = attrs.field(validator=_pointer)
-    enabled_agents: tuple[str, ...] = attrs.field(converter=_AGENTS)
+    enabled_agents: tuple[str, ...] = _agent_list()
 
     def __attrs_post_init__(self) -> None:
         if self.enabled and not self.enabled_agents:
@@ -204,7 +209,7 @@ class GoalSummary:
     experimental: bool = f.strict_bool()
     config_pointer_registered: bool = f.strict_bool()
     config_pointer_digest: str | None = f.optional_token()
-    enabled_agents: tuple[str, ...] = attrs.field(converter=_AGENTS)
+    enabled_agents: tuple[str, ...] = _agent_list()
 
     @classmethod
     def of(cls, goal: ActivationGoal | None) -> GoalSummary | None:
@@ -236,9 +241,7 @@ class ActivationChange:
     changed: bool = f.strict_bool()
     before: GoalSummary | None = None
     after: GoalSummary | None = None
-    config_status: Literal["valid", "missing", "invalid", "not_checked"] = f.enum(
-        "valid", "missing", "invalid", "not_checked"
-    )
+    config_status: ConfigStatus = f.enum(*get_args(ConfigStatus))
     config_reason_code: str | None = f.optional_token()
     activation_written: bool = f.strict_bool()
     provider_choices_recorded: Literal[False] = f.const(False)

@@ -199,7 +199,8 @@ def _corpus_ids(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
     return tuple(value)
 
 
-_CORPUS_IDS: Final = attrs.Converter(_corpus_ids, takes_field=True)
+def _corpus_id_list() -> Any:
+    return attrs.field(converter=attrs.Converter(_corpus_ids, takes_field=True))
 
 
 @attrs.frozen(kw_only=True)
@@ -208,7 +209,7 @@ class SurfaceConfig:
 
     surface_id: str = f.surface_id()
     adapter: Adapter = f.enum(*ADAPTERS)
-    corpus_ids: tuple[str, ...] = attrs.field(converter=_CORPUS_IDS)
+    corpus_ids: tuple[str, ...] = _corpus_id_list()
     ingest_corpus_id: str = f.corpus_id()
     recall_profile: RecallProfile = attrs.field(validator=_instance(RecallProfile))
 
@@ -340,9 +341,7 @@ def _check_scopes(config: ExperimentConfig, where: dict[str, int]) -> None:
     for index, scope in enumerate(binding.corpus_scopes):
         base = f"$.project_provider_binding.corpus_scopes[{index}]"
         if scope.corpus_id in scoped:
-            raise _error(
-                "a corpus has exactly one scope", f"{base}.corpus_id", "duplicate_item"
-            )
+            raise _error("a corpus has exactly one scope", f"{base}.corpus_id", "duplicate_item")
         scoped.add(scope.corpus_id)
         if scope.corpus_id not in where:
             raise _error(
@@ -373,9 +372,7 @@ def _check_surfaces(config: ExperimentConfig, where: dict[str, int]) -> None:
     for index, surface in enumerate(config.surfaces):
         base = f"$.surfaces[{index}]"
         if surface.surface_id in surfaces:
-            raise _error(
-                "surface_id values must be unique", f"{base}.surface_id", "duplicate_item"
-            )
+            raise _error("surface_id values must be unique", f"{base}.surface_id", "duplicate_item")
         surfaces.add(surface.surface_id)
         signature: tuple[Any, ...] | None = None
         for position, corpus_id in enumerate(surface.corpus_ids):
@@ -400,7 +397,9 @@ def _check_surfaces(config: ExperimentConfig, where: dict[str, int]) -> None:
             if signature is None:
                 signature = mine
             elif mine != signature:
-                differs = [n for n, a, b in zip(_COMPATIBILITY, signature, mine, strict=True) if a != b]
+                differs = [
+                    n for n, a, b in zip(_COMPATIBILITY, signature, mine, strict=True) if a != b
+                ]
                 raise _error(
                     "surface corpora must share memory class, authority, privacy, freshness "
                     f"and lifecycle (this one differs in: {', '.join(differs)})",
