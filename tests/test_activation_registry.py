@@ -367,3 +367,36 @@ def test_goals_are_written_sorted_and_clear_removes_one(tmp_path: Path) -> None:
 def test_agents_must_be_a_sequence_not_a_string(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         configure_goal(tmp_path / "a.json", goal_id="g", config_path="c.json", agents="agent:a")
+
+
+def test_concurrent_configure_runs_lose_no_goal(tmp_path: Path) -> None:
+    """Eight real processes, one activation file: every goal is there at the end."""
+    import subprocess
+    import sys
+
+    target = tmp_path / ".reward-memory" / "activation.json"
+    runs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reward_memory",
+                "configure",
+                "--goal-id",
+                f"goal-{index}",
+                "--config",
+                "c.json",
+                "--agent",
+                "agent:a",
+                "--execute",
+                "--activation",
+                str(target),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        for index in range(8)
+    ]
+    assert [run.wait(timeout=60) for run in runs] == [0] * 8
+    goals = [goal.goal_id for goal in load_activation_registry(target).goals]
+    assert goals == [f"goal-{index}" for index in range(8)]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["activation.json"]

@@ -40,7 +40,7 @@ from reward_memory.records.activation_registry import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from reward_memory.records.activation_registry import ConfigStatus
 
@@ -175,6 +175,32 @@ def _fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """An exclusive advisory lock on the activation file's directory (POSIX ``flock``).
+
+    The directory itself is locked, so no lock file is left behind; where
+    ``fcntl`` does not exist the write is still atomic, only not serialised.
+    """
+    try:
+        import fcntl  # noqa: PLC0415 - POSIX only
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        raise InputError(
+            "the activation file's directory cannot be written", code="file_unwritable"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def _config_status(base: Path, pointer: str | None) -> tuple[ConfigStatus, str | None]:
     if pointer is None:
         return "not_checked", None
@@ -210,17 +236,20 @@ def configure_goal(
     if isinstance(agents, str):
         raise TypeError("agents must be a sequence of agent ids, not one string")
     target = Path(activation_path)
-    registry = _read_or_empty(target)
-    before, after, updated = plan_change(
-        registry, goal_id=goal_id, config_path=config_path, agents=agents, clear=clear
-    )
-    changed = updated != registry
+    with _locked(target.parent) if execute else contextlib.nullcontext():
+        # Read, plan and write under one lock: two configure runs at once must
+        # not lose each other's goal (read-modify-write).
+        registry = _read_or_empty(target)
+        before, after, updated = plan_change(
+            registry, goal_id=goal_id, config_path=config_path, agents=agents, clear=clear
+        )
+        changed = updated != registry
+        written = bool(execute and changed)
+        if written:
+            write_activation_registry(target, updated)
     config_status, config_reason = _config_status(
         config_root(target), after.config_path if after is not None else None
     )
-    written = bool(execute and changed)
-    if written:
-        write_activation_registry(target, updated)
     return ActivationChange(
         goal_id=goal_id,
         status="written" if written else ("unchanged" if execute else "preview"),

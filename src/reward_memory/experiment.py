@@ -165,6 +165,8 @@ class ExperimentRuntime:
     def __attrs_post_init__(self) -> None:
         if (self.reason_code is None) != (self.config is not None):
             raise ValueError("an available runtime has a config and no reason code")
+        if self.reason_code is not None and self.reason_code not in _STATUS_OF:
+            raise ValueError(f"unknown unavailability reason: {self.reason_code!r}")
 
     @property
     def available(self) -> bool:
