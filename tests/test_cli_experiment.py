@@ -295,3 +295,39 @@ def test_the_shipped_example_resolves_through_the_real_cli(tmp_path: Path) -> No
 def test_the_example_files_validate(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "validate", str(EXAMPLES / name)]) == 0
     capsys.readouterr()
+
+
+def _malformed_cases() -> list[Any]:
+    from test_cli_malformed import generic_cases
+
+    return generic_cases()
+
+
+@pytest.mark.parametrize("verb", ["experiment-status", "configure"])
+@pytest.mark.parametrize("case", _malformed_cases(), ids=lambda case: case.id)
+def test_a_malformed_activation_file_is_an_error_packet_naming_it(
+    verb: str, case: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DESIGN.md §8: every bad input is an error packet with exit 2, never a traceback."""
+    from test_cli_malformed import WHOLE
+
+    target = tmp_path / "activation.json"
+    if case.content is not None:
+        target.write_bytes(case.content)
+    elif verb == "configure":
+        pytest.skip("a missing activation file is where configure starts a new one")
+    before = target.read_bytes() if target.exists() else None
+    if verb == "experiment-status":
+        argv = ["experiment-status", "--goal-id", "g", "--agent-id", "agent:a"]
+    else:
+        argv = ["configure", "--goal-id", "g", "--config", "c.json", "--agent", "agent:a"]
+        argv.append("--execute")
+    exit_code = main([*argv, "--activation", str(target), "--format", "json"])
+    captured = capsys.readouterr()
+    assert exit_code == 2, captured.out
+    packet = json.loads(captured.out)
+    schemas.validate(packet)
+    path = "--activation" if case.path == WHOLE else case.path
+    assert (packet["error_code"], packet["field_path"]) == (case.code, path)
+    assert str(tmp_path) not in captured.out
+    assert (target.read_bytes() if target.exists() else None) == before  # never overwritten
