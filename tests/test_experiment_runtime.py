@@ -10,10 +10,13 @@ a surface lists its corpora, "LoopX never discovers routes by scanning all corpo
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _experiment_support import (
     PLANNING,
@@ -306,3 +309,40 @@ def test_the_status_packet_refuses_flags_on_when_unavailable() -> None:
             config_pointer_registered=True,
             automatic_recall=True,
         )
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150)
+@given(
+    activation=st.one_of(st.binary(max_size=60), JSONISH.map(lambda v: json.dumps(v).encode())),
+    config=st.one_of(st.binary(max_size=60), JSONISH.map(lambda v: json.dumps(v).encode())),
+)
+def test_no_file_content_makes_resolution_raise(activation: bytes, config: bytes) -> None:
+    """Fail-open: whatever the two files hold, the runtime is available or says why not."""
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        (root / "activation.json").write_bytes(activation)
+        (root / "config.json").write_bytes(config)
+        runtime = resolve_experiment(root / "activation.json", goal_id="issue-fix", agent_id=AGENT)
+    assert runtime.reason_code in {"activation_invalid", "goal_not_configured"}
+    assert (runtime.automatic_recall, runtime.automatic_ingest) == (False, False)
+
+
+@settings(max_examples=100)
+@given(config=JSONISH)
+def test_no_config_content_makes_a_configured_goal_raise(config: Any) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        write_json(root / "activation.json", activation_data())
+        write_json(root / "config.json", config)
+        runtime = resolve_experiment(root / "activation.json", goal_id="issue-fix", agent_id=AGENT)
+    assert runtime.reason_code in {"config_unavailable_or_invalid", "config_version_unsupported"}
+    assert (runtime.automatic_recall, runtime.automatic_ingest) == (False, False)
