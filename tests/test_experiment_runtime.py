@@ -55,7 +55,7 @@ def _unavailable(runtime: ExperimentRuntime, reason: str, status: str) -> None:
         True,
     )
     assert runtime.config is None
-    assert runtime.surface_ids == ()
+    assert (runtime.surface_ids, runtime.provider_id) == ((), None)
     with pytest.raises(RecordValidationError) as info:
         runtime.surface(PLANNING)
     assert info.value.code == "experiment_unavailable"
@@ -75,6 +75,7 @@ def test_an_available_experiment_resolves(tmp_path: Path) -> None:
     # the config turns automatic recall on and leaves ingest off
     assert (runtime.automatic_recall, runtime.automatic_ingest) == (True, False)
     assert runtime.surface_ids == (PLANNING, SUMMARY)
+    assert runtime.provider_id == "memory"
 
 
 def test_the_missing_activation_file_is_unavailable(tmp_path: Path) -> None:

@@ -194,6 +194,11 @@ class ExperimentRuntime:
         return True
 
     @property
+    def provider_id(self) -> str | None:
+        """The configured provider's id (``None`` when unavailable): build it with discovery."""
+        return None if self.config is None else self.config.project_provider_binding.provider_id
+
+    @property
     def surface_ids(self) -> tuple[str, ...]:
         """The configured surfaces, in config order (empty when unavailable)."""
         return () if self.config is None else tuple(s.surface_id for s in self.config.surfaces)
