@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reward_memory._activation_registry import configure_goal
     from reward_memory.activation import activate
     from reward_memory.application import apply
     from reward_memory.architecture import architecture_contract
@@ -31,6 +32,12 @@ if TYPE_CHECKING:
         SchemaError,
         UnsafeTextError,
     )
+    from reward_memory.experiment import (
+        ExperimentRuntime,
+        experiment_status,
+        load_experiment_config,
+        resolve_experiment,
+    )
     from reward_memory.guarded_recall import (
         RecallSession,
         arecall,
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
     from reward_memory.records.candidate import AuthorityCheckpoint, Proposal, ReviewDecision
     from reward_memory.records.corpus import CorpusDeclaration
     from reward_memory.records.envelope import DurableEnvelope
+    from reward_memory.records.experiment import ExperimentConfig
     from reward_memory.records.health import HealthObservation
     from reward_memory.records.recall import (
         FreshnessContext,
@@ -61,6 +69,8 @@ __all__ = [
     "AuthorityCheckpoint",
     "CorpusDeclaration",
     "DurableEnvelope",
+    "ExperimentConfig",
+    "ExperimentRuntime",
     "FreshnessContext",
     "HealthObservation",
     "Proposal",
@@ -91,11 +101,15 @@ __all__ = [
     "build_recall_request",
     "build_registry",
     "classify_health",
+    "configure_goal",
     "execute_recall",
+    "experiment_status",
     "get_provider",
+    "load_experiment_config",
     "propose",
     "recall",
     "reference_registry",
+    "resolve_experiment",
     "review",
 ]
 
@@ -105,6 +119,8 @@ _LAZY: dict[str, str] = {
     "AuthorityCheckpoint": "reward_memory.records.candidate",
     "CorpusDeclaration": "reward_memory.records.corpus",
     "DurableEnvelope": "reward_memory.records.envelope",
+    "ExperimentConfig": "reward_memory.records.experiment",
+    "ExperimentRuntime": "reward_memory.experiment",
     "FreshnessContext": "reward_memory.records.recall",
     "HealthObservation": "reward_memory.records.health",
     "Proposal": "reward_memory.records.candidate",
@@ -135,6 +151,10 @@ _LAZY: dict[str, str] = {
     "build_recall_request": "reward_memory.guarded_recall",
     "build_registry": "reward_memory.registry",
     "classify_health": "reward_memory.health",
+    "configure_goal": "reward_memory._activation_registry",
+    "experiment_status": "reward_memory.experiment",
+    "load_experiment_config": "reward_memory.experiment",
+    "resolve_experiment": "reward_memory.experiment",
     "execute_recall": "reward_memory.guarded_recall",
     "get_provider": "reward_memory.providers.discovery",
     "propose": "reward_memory.candidates",
