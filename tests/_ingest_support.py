@@ -92,11 +92,11 @@ def soft_event_data(
 
 
 def _corpus(
-    corpus_id: str, class_id: str, surface: str, scope_ref: str, **changes: Any
+    corpus_id: str, klass: str, surface: str, scope_ref: str, **changes: Any
 ) -> CorpusDeclaration:
     corpus = CorpusDeclaration(
         corpus_id=corpus_id,
-        class_id=class_id,
+        class_id=klass,
         provider_id="memory",
         owner_ref="repository:example:maintainers",
         source_of_truth="verified_contributor_corrections",

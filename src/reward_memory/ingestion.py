@@ -136,7 +136,7 @@ def _event_proposal(adapter: str, event: Any) -> Proposal:
 
 
 def _event_refusal(exc: RecordValidationError) -> str:
-    if exc.code == "raw_content_captured":
+    if exc.code == "raw_content_captured" or exc.path.endswith(".raw_content_captured"):
         return "event_raw_content_refused"
     if exc.code in ("unsafe_text", "unsafe_character"):
         return "event_unsafe_text"

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from reward_memory.records.standing_policy import StandingPolicy
 
 __all__ = [
+    "EVENT_REASON_CODES",
     "GUARD_RULE",
     "IDENTITY_FIELDS",
     "OUR_REASON_CODES",
@@ -92,16 +93,25 @@ OUR_REASON_CODES: Final = (
     "authority_source_refused",
     "provider_binding_actor_peer_mismatch",
     "provider_binding_actor_peer_missing",
+    "provider_binding_actor_peer_unscoped",
     "provider_binding_corpus_mismatch",
+    "provider_binding_peer_scope_mismatch",
     "provider_binding_provider_mismatch",
     "provider_binding_scope_digest_mismatch",
+    "provider_binding_scope_ref_ambiguous",
+)
+# Ours: the event itself is refused (raw or unmodelled input is data, not an error).
+EVENT_REASON_CODES: Final = (
+    "event_not_modelled",
+    "event_raw_content_refused",
+    "event_unsafe_text",
 )
 
 
 def _vocabulary() -> tuple[str, ...]:
     from reward_memory.records.candidate import REASON_CODES  # noqa: PLC0415
 
-    return tuple(sorted({*_ORIGINAL, *OUR_REASON_CODES, *REASON_CODES}))
+    return tuple(sorted({*_ORIGINAL, *OUR_REASON_CODES, *EVENT_REASON_CODES, *REASON_CODES}))
 
 
 # Every code the ingest guard may report (the candidate guard's included), sorted.
