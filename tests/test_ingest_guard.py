@@ -133,9 +133,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "actor_role_cannot_derive_hard_policy": (
         "hard",
         {
-            "event": hard_event(
-                source=attrs.evolve(hard_event().source, actor_role="maintainer")
-            ),
+            "event": hard_event(source=attrs.evolve(hard_event().source, actor_role="maintainer")),
             "authority": authority(grant(actor_role="maintainer")),
         },
     ),
@@ -215,7 +213,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "candidate_actor_role_not_allowed": (
         "hard",
-        {"standing_policy": hard_policy(allowed_actor_roles=("verified_project_owner_or_operator",))},
+        {
+            "standing_policy": hard_policy(
+                allowed_actor_roles=("verified_project_owner_or_operator",)
+            )
+        },
     ),
     "candidate_workspace_policy_mismatch": (
         "soft",
@@ -339,8 +341,10 @@ def test_each_reason_blocks_before_any_provider_call(code: str) -> None:
     assert list(receipt.guard.reason_codes) == sorted(set(receipt.guard.reason_codes))
     assert provider.call_count() == 0
     assert receipt.provider_call_count == 0
-    assert not receipt.memory_available_for_recall and not receipt.exact_readback_verified
-    assert receipt.write is None and receipt.activation_ref is None
+    assert not receipt.memory_available_for_recall
+    assert not receipt.exact_readback_verified
+    assert receipt.write is None
+    assert receipt.activation_ref is None
     assert schemas.validate(wire.dump(receipt)) == "reward_memory_ingest_receipt_v0"
 
 
@@ -351,13 +355,15 @@ def test_every_code_of_the_vocabulary_is_covered() -> None:
 def test_both_routes_pass_with_no_reasons() -> None:
     for run in (ingest_hard, ingest_soft):
         receipt = run(provider=InMemoryProvider())
-        assert receipt.guard.passed and receipt.guard.reason_codes == ()
+        assert receipt.guard.passed
+        assert receipt.guard.reason_codes == ()
         assert receipt.status == "activated"
 
 
 def test_a_raw_event_has_no_candidate_and_no_provider_call() -> None:
     receipt, provider = _run("hard", CASES["event_raw_content_refused"][1])
-    assert receipt.candidate_ref is None and receipt.surface_ids == ()
+    assert receipt.candidate_ref is None
+    assert receipt.surface_ids == ()
     assert receipt.guard.reason_codes == ("event_raw_content_refused",)
     assert provider.call_count() == 0
 

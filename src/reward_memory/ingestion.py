@@ -420,11 +420,16 @@ def _execute(
 
     try:
         written = provider.write(scope=scope, key=key, content=content, timeout=timeout)
-        ref, status = written.ref, written.status
     except Exception:  # noqa: BLE001 - fail open: the caller's work goes on
         return base.done(
             "provider_unavailable", ("provider_write_failed",), write=failed, provider_call_count=1
         )
+    ref: Any = None
+    status: Any = None
+    try:
+        ref, status = written.ref, written.status
+    except Exception:  # noqa: BLE001 - not a write result: malformed below
+        pass
     if (
         type(ref) is not str
         or not ref
@@ -518,9 +523,13 @@ def _verification_recall(
     from reward_memory.guarded_recall import recall  # noqa: PLC0415
 
     scope = record.scope
-    query = f"{record.candidate_ref} {record.content_summary}"
+    # The refs first: the review ref carries the policy digest, so when a revised
+    # policy has stored the same memory under a second target, this activation
+    # ranks first (recall shows each memory once).
+    refs = f"{record.candidate_ref} {record.review.review_ref}"
+    query = f"{refs} {record.content_summary}"
     if len(query) > _MAX_QUERY:
-        query = record.content_summary
+        query = refs
     request = RecallRequest(
         mode="function_boundary",
         surface_id=scope.surface_ids[0],
