@@ -424,12 +424,10 @@ def _execute(
         return base.done(
             "provider_unavailable", ("provider_write_failed",), write=failed, provider_call_count=1
         )
-    ref: Any = None
-    status: Any = None
     try:
-        ref, status = written.ref, written.status
-    except Exception:  # noqa: BLE001 - not a write result: malformed below
-        pass
+        ref, status = _write_outcome(written)
+    except Exception:  # noqa: BLE001 - not a write result
+        ref, status = None, None
     if (
         type(ref) is not str
         or not ref
@@ -509,6 +507,10 @@ def _execute(
             provider_call_count=calls,
         )
     return base.done("activated", (), readback=readback, provider_call_count=calls)
+
+
+def _write_outcome(written: Any) -> tuple[Any, Any]:
+    return written.ref, written.status
 
 
 def _verification_recall(
