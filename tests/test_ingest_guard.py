@@ -346,6 +346,7 @@ def test_each_reason_blocks_before_any_provider_call(code: str) -> None:
     assert receipt.write is None
     assert receipt.activation_ref is None
     assert schemas.validate(wire.dump(receipt)) == "reward_memory_ingest_receipt_v0"
+    assert wire.load(wire.dump(receipt)) == receipt  # the validating constructor agrees
 
 
 def test_every_code_of_the_vocabulary_is_covered() -> None:
