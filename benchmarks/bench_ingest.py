@@ -121,7 +121,7 @@ def events(count: int, salt: str) -> list[Any]:
     return [
         attrs.evolve(
             base,
-            content_summary=f"Keep focused fixes within module {salt}{i} unless evidence {i} says so.",
+            content_summary=f"Keep focused fixes within module {salt}{i} unless evidence {i} asks.",
         )
         for i in range(count)
     ]

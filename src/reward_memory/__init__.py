@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from reward_memory.activation import activate
     from reward_memory.application import apply
     from reward_memory.architecture import architecture_contract
+    from reward_memory.authority import AuthorityMap, AuthoritySource
     from reward_memory.candidates import propose, review
     from reward_memory.errors import (
         ProviderConfigError,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         recall,
     )
     from reward_memory.health import classify_health
+    from reward_memory.ingestion import aingest, ingest
     from reward_memory.providers.discovery import available_providers, get_provider
     from reward_memory.providers.spi import SPI_VERSION, Provider, ProviderScope
     from reward_memory.records.active import ActiveRecord
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from reward_memory.records.corpus import CorpusDeclaration
     from reward_memory.records.envelope import DurableEnvelope
     from reward_memory.records.health import HealthObservation
+    from reward_memory.records.ingest import IngestReceipt
     from reward_memory.records.recall import (
         FreshnessContext,
         ProviderBinding,
@@ -53,16 +56,20 @@ if TYPE_CHECKING:
         RecallQuery,
         RecallRequest,
     )
+    from reward_memory.records.standing_policy import StandingPolicy
     from reward_memory.registry import build_registry, reference_registry
 
 __all__ = [
     "SPI_VERSION",
     "ActiveRecord",
     "AuthorityCheckpoint",
+    "AuthorityMap",
+    "AuthoritySource",
     "CorpusDeclaration",
     "DurableEnvelope",
     "FreshnessContext",
     "HealthObservation",
+    "IngestReceipt",
     "Proposal",
     "Provider",
     "ProviderBinding",
@@ -81,9 +88,11 @@ __all__ = [
     "ReviewDecision",
     "RewardMemoryError",
     "SchemaError",
+    "StandingPolicy",
     "UnsafeTextError",
     "__version__",
     "activate",
+    "aingest",
     "apply",
     "architecture_contract",
     "arecall",
@@ -93,6 +102,7 @@ __all__ = [
     "classify_health",
     "execute_recall",
     "get_provider",
+    "ingest",
     "propose",
     "recall",
     "reference_registry",
@@ -103,6 +113,12 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "ActiveRecord": "reward_memory.records.active",
     "AuthorityCheckpoint": "reward_memory.records.candidate",
+    "AuthorityMap": "reward_memory.authority",
+    "AuthoritySource": "reward_memory.authority",
+    "IngestReceipt": "reward_memory.records.ingest",
+    "StandingPolicy": "reward_memory.records.standing_policy",
+    "aingest": "reward_memory.ingestion",
+    "ingest": "reward_memory.ingestion",
     "CorpusDeclaration": "reward_memory.records.corpus",
     "DurableEnvelope": "reward_memory.records.envelope",
     "FreshnessContext": "reward_memory.records.recall",

@@ -253,7 +253,7 @@ class _Receipt:
             **more,
         }
         activated = status == "activated"
-        return _trusted_receipt(  # type: ignore[no-any-return]
+        return _trusted_receipt(
             status=status,
             reason_codes=reasons,
             exact_readback_verified=activated,
