@@ -19,6 +19,7 @@ import asyncio
 import json
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -402,8 +403,6 @@ def test_every_status_is_reachable_and_has_its_reasons() -> None:
 def test_nothing_is_activated_unless_it_reads_back_exactly(
     mutation: str, found: bool, same_ref: bool, search_misses: bool
 ) -> None:
-    other = ingest_soft  # a second, valid record in another scope: never the one we wrote
-
     def read(self: InMemoryProvider, **kwargs: Any) -> ReadResult:
         real = InMemoryProvider.read(self, **kwargs)
         content = real.content or ""
@@ -426,7 +425,6 @@ def test_nothing_is_activated_unless_it_reads_back_exactly(
     exact = mutation == "none" and found and same_ref
     assert (receipt.status == "activated") == (exact and not search_misses)
     assert receipt.memory_available_for_recall == (receipt.status == "activated")
-    del other
 
 
 # -- sqlite, async, programmer errors ----------------------------------------------------
@@ -528,3 +526,18 @@ def test_a_naive_clock_is_refused() -> None:
 
     with pytest.raises(RecordValidationError):
         ingest_hard(now=datetime(2026, 1, 1))
+
+
+def test_a_seeded_readback_parses_to_what_decoding_gives() -> None:
+    """The ingest loop seeds the readback parse with the record it wrote; that shortcut
+    must give exactly what decoding and validating the same content gives."""
+    from reward_memory._recall import readback
+
+    for run, bound in ((ingest_hard, hard_binding()), (ingest_soft, soft_binding())):
+        provider = InMemoryProvider()
+        assert run(provider=provider).status == "activated"
+        (content,) = provider.documents(bound.provider_scope).values()
+        seeded = readback.parse(content)  # the seed (consumed on the first parse)
+        assert seeded is not None
+        decoded = readback._parse_v1(json.loads(content), content)
+        assert attrs.asdict(seeded, recurse=False) == attrs.asdict(decoded, recurse=False)

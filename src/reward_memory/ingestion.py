@@ -443,7 +443,7 @@ def _execute(
     key: str,
     moment: datetime,
 ) -> IngestReceipt:
-    from reward_memory._recall.readback import parse  # noqa: PLC0415
+    from reward_memory._recall.readback import parse, seed  # noqa: PLC0415
     from reward_memory._recall.session import provider_ref  # noqa: PLC0415
 
     scope = binding.provider_scope
@@ -489,6 +489,7 @@ def _execute(
         return base.done("conflict", ("provider_target_content_conflict",), provider_call_count=1)
     base.fields["deduplicated"] = status == "unchanged"
 
+    seed(content, record)  # an exact readback is this record: no second decode
     try:
         read = provider.read(scope=scope, ref=ref, timeout=timeout)
         found, read_ref, read_content = read.found, read.ref, read.content
