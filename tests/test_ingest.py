@@ -541,3 +541,18 @@ def test_a_seeded_readback_parses_to_what_decoding_gives() -> None:
         assert seeded is not None
         decoded = readback._parse_v1(json.loads(content), content)
         assert attrs.asdict(seeded, recurse=False) == attrs.asdict(decoded, recurse=False)
+
+
+def test_the_stored_content_is_the_canonical_json_of_the_record() -> None:
+    from reward_memory.digests import canonical_json
+    from reward_memory.ingestion import _plain
+    from reward_memory.records._plain import to_plain
+    from reward_memory.records.active import ActiveRecord
+
+    for run, bound in ((ingest_hard, hard_binding()), (ingest_soft, soft_binding())):
+        provider = InMemoryProvider()
+        run(provider=provider)
+        (content,) = provider.documents(bound.provider_scope).values()
+        record = wire.load(json.loads(content), ActiveRecord)
+        assert _plain(record) == to_plain(record)
+        assert content == canonical_json(to_plain(record)).decode("utf-8")

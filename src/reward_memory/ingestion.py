@@ -48,6 +48,8 @@ import hashlib
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+import attrs
+
 from reward_memory.activation import activate
 from reward_memory.candidates import propose, review
 from reward_memory.digests import _CANONICAL, canonical_json, make_ref
@@ -112,6 +114,39 @@ def target_key(policy: StandingPolicy, candidate_ref: str) -> str:
     """The provider key one candidate has under one policy (binds both digests)."""
     candidate_digest = candidate_ref.removeprefix(_CANDIDATE_PREFIX)
     return f"reward-memory-{policy_digest(policy)}-{candidate_digest}.json"
+
+
+_SCALARS: Final = frozenset({str, bool, int, float, type(None)})
+# Per record class: its field names and whether None fields are left out.
+_PLANS: dict[type[Any], tuple[tuple[str, ...], bool]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """:func:`~reward_memory.records._plain.to_plain`, with each class's field plan cached.
+
+    The record is serialised once per ingest on the hot path; the generic walk
+    asks attrs for every nested record's fields. Same output (held equal to
+    ``to_plain`` by ``tests/test_ingest.py``).
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    plan = _PLANS.get(kind)
+    if plan is None and attrs.has(kind):
+        names = tuple(field.name for field in attrs.fields(kind))
+        plan = _PLANS[kind] = (names, bool(getattr(kind, "__rm_omit_none__", False)))
+    if plan is not None:
+        names, omit_none = plan
+        out: dict[str, Any] = {}
+        for name in names:
+            item = getattr(value, name)
+            if item is None and omit_none:
+                continue
+            out[name] = _plain(item)
+        return out
+    if kind is tuple or kind is list:
+        return [_plain(item) for item in value]
+    return to_plain(value)
 
 
 def _canonical_digest(content: str) -> str:
@@ -428,7 +463,7 @@ def _activate(
     # The guard passed above; activate re-checks fit and authority under the same checkpoint.
     record = activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
     # The record's keys are field names: the canonical encoder, without the key walk.
-    return record, _CANONICAL.encode(to_plain(record))
+    return record, _CANONICAL.encode(_plain(record))
 
 
 def _execute(
