@@ -556,3 +556,12 @@ def test_the_stored_content_is_the_canonical_json_of_the_record() -> None:
         record = wire.load(json.loads(content), ActiveRecord)
         assert _plain(record) == to_plain(record)
         assert content == canonical_json(to_plain(record)).decode("utf-8")
+
+
+def test_the_config_adapter_id_and_its_alias_are_one_adapter() -> None:
+    """Config v1 names the Issue Fix adapter issue_fix_maintainer_feedback (reference §10.2)."""
+    by_id = ingest_hard(adapter="issue_fix_maintainer_feedback")
+    by_alias = ingest_hard(adapter="issue_fix")
+    assert by_id == by_alias
+    assert by_id.adapter == "issue_fix_maintainer_feedback"
+    assert ingest_soft().adapter == "scoped_feedback"

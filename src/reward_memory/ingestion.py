@@ -93,8 +93,10 @@ __all__ = [
     "target_key",
 ]
 
-Adapter = Literal["issue_fix", "scoped_feedback"]
-ADAPTERS: Final[tuple[Adapter, ...]] = ("issue_fix", "scoped_feedback")
+# The config v1 adapter ids (reference §10.2); ``issue_fix`` is accepted as a short alias.
+Adapter = Literal["issue_fix_maintainer_feedback", "scoped_feedback", "issue_fix"]
+ADAPTERS: Final[tuple[str, ...]] = ("issue_fix_maintainer_feedback", "scoped_feedback")
+_ALIASES: Final = {"issue_fix": "issue_fix_maintainer_feedback"}
 ACCEPT_REASONING: Final = "Standing exact-scope policy accepted this compact candidate."
 VERIFY_SUMMARY: Final = "Verify the just-activated reward-memory record."
 VERIFY_LIMIT: Final = 8
@@ -161,7 +163,7 @@ def _canonical_digest(content: str) -> str:
 
 
 def _event_proposal(adapter: str, event: Any) -> Proposal:
-    if adapter == "issue_fix":
+    if adapter == "issue_fix_maintainer_feedback":
         from reward_memory.adapters.issue_fix import issue_fix_proposal  # noqa: PLC0415
 
         return issue_fix_proposal(event)
@@ -181,7 +183,9 @@ def _event_refusal(exc: RecordValidationError) -> str:
 def _check_inputs(adapter: object, corpus: object, binding: object, authority: object) -> None:
     if adapter not in ADAPTERS:
         raise RecordValidationError(
-            "adapter must be issue_fix or scoped_feedback", path="adapter", code="invalid_value"
+            "adapter must be issue_fix_maintainer_feedback (or issue_fix) or scoped_feedback",
+            path="adapter",
+            code="invalid_value",
         )
     if not isinstance(corpus, CorpusDeclaration):
         raise RecordValidationError(
@@ -332,7 +336,8 @@ def ingest(
     Args:
         event: an ``issue_fix_reward_memory_event_v0`` or
             ``scoped_feedback_reward_memory_event_v0`` (record or mapping).
-        adapter: which of the two maps it onto the shared candidate.
+        adapter: which of the two maps it onto the shared candidate
+            (``issue_fix_maintainer_feedback`` -- alias ``issue_fix`` -- or ``scoped_feedback``).
         corpus: the declared ingest corpus; ``standing_policy`` its policy;
             ``binding`` where it lives (``scope_ref`` a collection).
         provider: the SPI provider (required to execute; never called otherwise).
@@ -347,7 +352,8 @@ def ingest(
     Raises:
         RecordValidationError: a programmer error (see the module docs).
     """
-    _check_inputs(adapter, corpus, binding, authority)
+    adapter_id = _ALIASES.get(adapter, adapter) if isinstance(adapter, str) else adapter
+    _check_inputs(adapter_id, corpus, binding, authority)
     policy = _as_policy(standing_policy)
     moment = resolve_now(now)
     first_seen = _observed(observed_at)
@@ -359,14 +365,14 @@ def ingest(
         )
     digest = policy_digest(policy)
     base = _Receipt(
-        adapter=adapter,
+        adapter=adapter_id,
         corpus_id=corpus.corpus_id,
         policy_id=policy.policy_id,
         policy_digest=digest,
     )
 
     try:
-        proposal = _event_proposal(adapter, event)
+        proposal = _event_proposal(adapter_id, event)
     except RecordValidationError as exc:
         refused = (_event_refusal(exc),)
         return base.done(

@@ -165,7 +165,9 @@ class IngestReceipt:
     schema_version: Literal["reward_memory_ingest_receipt_v0"] = f.const(INGEST_RECEIPT_SCHEMA)
     status: IngestStatus = f.enum(*INGEST_STATUSES)
     reason_codes: tuple[str, ...] = attrs.field(converter=_tuple, validator=_codes)
-    adapter: Literal["issue_fix", "scoped_feedback"] = f.enum("issue_fix", "scoped_feedback")
+    adapter: Literal["issue_fix_maintainer_feedback", "scoped_feedback"] = f.enum(
+        "issue_fix_maintainer_feedback", "scoped_feedback"
+    )
     # None only when the event itself was refused (raw or unmodelled): no candidate exists.
     candidate_ref: str | None = f.optional_token()
     record_ref: str | None = f.optional_token()
