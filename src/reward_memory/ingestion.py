@@ -34,6 +34,10 @@ content digest. Provider failures fail open with a status, never an exception:
 only programmer errors (a corpus, policy or binding that is not a valid
 record, a naive clock, execute without a provider) raise.
 
+Time: each provider call (write, read, the verification recall) is bounded by
+the binding's ``timeout_seconds``; a slow provider fails open as
+``provider_unavailable``.
+
 Raw or unmodelled input -- an event with ``raw_content_captured: true``, an
 unknown field (``comment_body``...), unsafe text, a wrong type -- is
 ``guard_blocked`` (``event_raw_content_refused`` / ``event_unsafe_text`` /
@@ -325,9 +329,9 @@ def ingest(
     corpus: CorpusDeclaration,
     standing_policy: StandingPolicy | Mapping[str, Any],
     binding: ProviderBinding,
-    provider: Provider | None,
-    authority: AuthoritySource | None,
     observed_at: str | datetime,
+    provider: Provider | None = None,
+    authority: AuthoritySource | None = None,
     execute: bool = False,
     now: datetime | None = None,
 ) -> IngestReceipt:
@@ -658,9 +662,9 @@ async def aingest(
     corpus: CorpusDeclaration,
     standing_policy: StandingPolicy | Mapping[str, Any],
     binding: ProviderBinding,
-    provider: Provider | None,
-    authority: AuthoritySource | None,
     observed_at: str | datetime,
+    provider: Provider | None = None,
+    authority: AuthoritySource | None = None,
     execute: bool = False,
     now: datetime | None = None,
 ) -> IngestReceipt:
