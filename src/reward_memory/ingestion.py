@@ -36,7 +36,10 @@ record, a naive clock, execute without a provider) raise.
 
 Time: each provider call (write, read, the verification recall) is bounded by
 the binding's ``timeout_seconds``; a slow provider fails open as
-``provider_unavailable``.
+``provider_unavailable``. A search index may lag an acknowledged write (the
+SQLite provider indexes write-behind): when the read is exact but the search
+misses, the search is repeated up to three times within about 0.1 s before the
+receipt says ``committed_pending``.
 
 Raw or unmodelled input -- an event with ``raw_content_captured: true``, an
 unknown field (``comment_body``...), unsafe text, a wrong type -- is
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -104,6 +108,8 @@ _ALIASES: Final = {"issue_fix": "issue_fix_maintainer_feedback"}
 ACCEPT_REASONING: Final = "Standing exact-scope policy accepted this compact candidate."
 VERIFY_SUMMARY: Final = "Verify the just-activated reward-memory record."
 VERIFY_LIMIT: Final = 8
+# Seconds to wait before each verification search (the first at once): ~0.1 s at most.
+_INDEX_RETRY_PAUSES: Final = (0.0, 0.01, 0.03, 0.06)
 _CANDIDATE_PREFIX: Final = "candidate:"
 
 
@@ -553,39 +559,45 @@ def _execute(
             "readback_unverified", ("exact_provider_readback_unverified",), provider_call_count=2
         )
 
-    session = _verification_recall(
-        provider=provider,
-        binding=binding,
-        corpus=corpus,
-        policy=policy,
-        record=record,
-        moment=moment,
-    )
-    readback: RecallPacket = session.packet
-    calls = 2 + readback.provider_call_count
-    if readback.status == "provider_unavailable":
-        return base.done(
-            "provider_unavailable",
-            ("provider_verification_recall_failed",),
-            readback=readback,
-            provider_call_count=calls,
-        )
     descendant = ref + "/"
-    hit = any(
-        (item.memory_ref == ref or item.memory_ref.startswith(descendant))
-        and item.candidate_ref == record.candidate_ref
-        and item.content_digest == expected
-        for item in session.items
-    )
-    if not hit:
-        # The record reads back exactly, but search does not return it (yet).
-        return base.done(
-            "committed_pending",
-            ("provider_index_pending",),
-            readback=readback,
-            provider_call_count=calls,
+    calls = 2
+    # A search index may lag an acknowledged write (SQLite indexes write-behind and
+    # does not queue behind another process's writer): search again, briefly,
+    # before reporting the index as pending.
+    for pause in _INDEX_RETRY_PAUSES:
+        if pause:
+            time.sleep(pause)
+        session = _verification_recall(
+            provider=provider,
+            binding=binding,
+            corpus=corpus,
+            policy=policy,
+            record=record,
+            moment=moment,
         )
-    return base.done("activated", (), readback=readback, provider_call_count=calls)
+        readback: RecallPacket = session.packet
+        calls += readback.provider_call_count
+        if readback.status == "provider_unavailable":
+            return base.done(
+                "provider_unavailable",
+                ("provider_verification_recall_failed",),
+                readback=readback,
+                provider_call_count=calls,
+            )
+        if any(
+            (item.memory_ref == ref or item.memory_ref.startswith(descendant))
+            and item.candidate_ref == record.candidate_ref
+            and item.content_digest == expected
+            for item in session.items
+        ):
+            return base.done("activated", (), readback=readback, provider_call_count=calls)
+    # The record reads back exactly, but search does not return it (yet).
+    return base.done(
+        "committed_pending",
+        ("provider_index_pending",),
+        readback=readback,
+        provider_call_count=calls,
+    )
 
 
 def _write_outcome(written: Any) -> tuple[Any, Any]:
