@@ -52,19 +52,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
 from reward_memory.activation import activate
 from reward_memory.candidates import propose, review
 from reward_memory.digests import _CANONICAL, canonical_json, make_ref
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import normalize_timestamp, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
-from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, to_plain
 from reward_memory.records.candidate import (
     UNVERIFIED_CHECKPOINT,
@@ -75,11 +74,7 @@ from reward_memory.records.candidate import (
 from reward_memory.records.corpus import CorpusDeclaration
 from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite, NextRecall
 from reward_memory.records.recall import (
-    FreshnessContext,
     ProviderBinding,
-    ReadAuthorityCheckpoint,
-    RecallQuery,
-    RecallRequest,
 )
 from reward_memory.records.standing_policy import StandingPolicy
 
@@ -89,7 +84,6 @@ if TYPE_CHECKING:
     from reward_memory.authority import AuthoritySource
     from reward_memory.providers.spi import Provider
     from reward_memory.records.candidate import CandidatePacket
-    from reward_memory.records.recall import RecallPacket
 
 __all__ = [
     "ACCEPT_REASONING",
@@ -106,10 +100,6 @@ Adapter = Literal["issue_fix_maintainer_feedback", "scoped_feedback", "issue_fix
 ADAPTERS: Final[tuple[str, ...]] = ("issue_fix_maintainer_feedback", "scoped_feedback")
 _ALIASES: Final = {"issue_fix": "issue_fix_maintainer_feedback"}
 ACCEPT_REASONING: Final = "Standing exact-scope policy accepted this compact candidate."
-VERIFY_SUMMARY: Final = "Verify the just-activated reward-memory record."
-VERIFY_LIMIT: Final = 8
-# Seconds to wait before each verification search (the first at once): ~0.1 s at most.
-_INDEX_RETRY_PAUSES: Final = (0.0, 0.01, 0.03, 0.06)
 _CANDIDATE_PREFIX: Final = "candidate:"
 
 
@@ -159,14 +149,6 @@ def _plain(value: Any) -> Any:
     if kind is tuple or kind is list:
         return [_plain(item) for item in value]
     return to_plain(value)
-
-
-def _canonical_digest(content: str) -> str:
-    # canonical_text (reference §8.3): CRLF -> LF, then one trailing newline removed.
-    text = content.replace("\r\n", "\n")
-    if text.endswith("\n"):
-        text = text[:-1]
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -264,53 +246,6 @@ def _source_ref(authority: AuthoritySource | None) -> str | None:
     return ref if isinstance(ref, str) else ""
 
 
-# -- the receipt --------------------------------------------------------------------------
-
-
-# The receipt is assembled from parts that are already checked records and refs
-# this library derived (sha256-based, public-safe by construction), so the hot path
-# skips re-validating them; ``done`` keeps the record's invariants by construction
-# (the status decides the flags), and ``tests/test_ingest.py`` loads every receipt
-# back through the validating constructor.
-_trusted_receipt: Final = m.trusted(IngestReceipt)
-_PASSED: Final = IngestGuard(passed=True, reason_codes=())
-
-
-class _Receipt:
-    """The receipt's fields as the loop fills them in (built once, at the end)."""
-
-    __slots__ = ("fields",)
-
-    def __init__(self, **fields: Any) -> None:
-        self.fields = fields
-
-    def done(self, status: str, reasons: tuple[str, ...], **more: Any) -> IngestReceipt:
-        fields = {
-            "candidate_ref": None,
-            "record_ref": None,
-            "activation_ref": None,
-            "surface_ids": (),
-            "target_ref": None,
-            "provider_ref": None,
-            "write": None,
-            "next_recall": None,
-            "readback": None,
-            "deduplicated": False,
-            "external_writes_performed": False,
-            "provider_call_count": 0,
-            **self.fields,
-            **more,
-        }
-        activated = status == "activated"
-        return _trusted_receipt(
-            status=status,
-            reason_codes=reasons,
-            exact_readback_verified=activated,
-            memory_available_for_recall=activated,
-            **fields,
-        )
-
-
 _SOURCE_TYPES: dict[type[Any], bool] = {}
 
 
@@ -374,7 +309,7 @@ def ingest(
             "execute needs a provider", path="provider", code="missing_field"
         )
     digest = policy_digest(policy)
-    base = _Receipt(
+    base = Receipt(
         adapter=adapter_id,
         corpus_id=corpus.corpus_id,
         policy_id=policy.policy_id,
@@ -413,7 +348,7 @@ def ingest(
         return base.done(
             "guard_blocked", reasons, guard=IngestGuard(passed=False, reason_codes=reasons)
         )
-    base.fields["guard"] = _PASSED
+    base.fields["guard"] = PASSED
 
     record, content = _activate(
         packet=packet,
@@ -441,7 +376,7 @@ def ingest(
             write=IngestWrite(status="planned", write_count=0),
         )
     assert provider is not None
-    return _execute(
+    return execute_steps(
         base,
         provider=provider,
         binding=binding,
@@ -480,191 +415,6 @@ def _activate(
     record = activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
     # The record's keys are field names: the canonical encoder, without the key walk.
     return record, _CANONICAL.encode(_plain(record))
-
-
-def _execute(
-    base: _Receipt,
-    *,
-    provider: Provider,
-    binding: ProviderBinding,
-    corpus: CorpusDeclaration,
-    policy: StandingPolicy,
-    record: Any,
-    content: str,
-    key: str,
-    moment: datetime,
-) -> IngestReceipt:
-    from reward_memory._recall.readback import parse, seed  # noqa: PLC0415
-    from reward_memory._recall.session import provider_ref  # noqa: PLC0415
-
-    scope = binding.provider_scope
-    timeout = float(binding.timeout_seconds)
-    expected = _canonical_digest(content)
-    failed = IngestWrite(status="failed", write_count=0)
-
-    try:
-        written = provider.write(scope=scope, key=key, content=content, timeout=timeout)
-    except Exception:  # noqa: BLE001 - fail open: the caller's work goes on
-        return base.done(
-            "provider_unavailable", ("provider_write_failed",), write=failed, provider_call_count=1
-        )
-    try:
-        ref, status = _write_outcome(written)
-    except Exception:  # noqa: BLE001 - not a write result
-        ref, status = None, None
-    if (
-        type(ref) is not str
-        or not ref
-        or len(ref) > 2048
-        or status
-        not in (
-            "created",
-            "unchanged",
-            "conflict",
-        )
-    ):
-        return base.done(
-            "provider_unavailable",
-            ("provider_answer_malformed",),
-            write=failed,
-            provider_call_count=1,
-        )
-    created = status == "created"
-    write = IngestWrite(status=status, write_count=1 if created else 0)
-    base.fields.update(
-        write=write,
-        external_writes_performed=created,
-        provider_ref=provider_ref(binding.provider_id, binding.namespace, ref),
-    )
-    if status == "conflict":
-        return base.done("conflict", ("provider_target_content_conflict",), provider_call_count=1)
-    base.fields["deduplicated"] = status == "unchanged"
-
-    seed(content, record)  # an exact readback is this record: no second decode
-    try:
-        read = provider.read(scope=scope, ref=ref, timeout=timeout)
-        found, read_ref, read_content = read.found, read.ref, read.content
-    except Exception:  # noqa: BLE001
-        return base.done("provider_unavailable", ("provider_read_failed",), provider_call_count=2)
-    parsed = parse(read_content) if type(read_content) is str else None
-    exact = (
-        found is True
-        and read_ref == ref
-        and parsed is not None
-        and parsed.content_digest == expected
-        and parsed.candidate_ref == record.candidate_ref
-    )
-    if not exact:
-        return base.done(
-            "readback_unverified", ("exact_provider_readback_unverified",), provider_call_count=2
-        )
-
-    descendant = ref + "/"
-    calls = 2
-    # A search index may lag an acknowledged write (SQLite indexes write-behind and
-    # does not queue behind another process's writer): search again, briefly,
-    # before reporting the index as pending.
-    for pause in _INDEX_RETRY_PAUSES:
-        if pause:
-            time.sleep(pause)
-        session = _verification_recall(
-            provider=provider,
-            binding=binding,
-            corpus=corpus,
-            policy=policy,
-            record=record,
-            moment=moment,
-        )
-        readback: RecallPacket = session.packet
-        calls += readback.provider_call_count
-        if readback.status == "provider_unavailable":
-            return base.done(
-                "provider_unavailable",
-                ("provider_verification_recall_failed",),
-                readback=readback,
-                provider_call_count=calls,
-            )
-        if any(
-            (item.memory_ref == ref or item.memory_ref.startswith(descendant))
-            and item.candidate_ref == record.candidate_ref
-            and item.content_digest == expected
-            for item in session.items
-        ):
-            return base.done("activated", (), readback=readback, provider_call_count=calls)
-    # The record reads back exactly, but search does not return it (yet).
-    return base.done(
-        "committed_pending",
-        ("provider_index_pending",),
-        readback=readback,
-        provider_call_count=calls,
-    )
-
-
-def _write_outcome(written: Any) -> tuple[Any, Any]:
-    return written.ref, written.status
-
-
-def _verification_recall(
-    *,
-    provider: Provider,
-    binding: ProviderBinding,
-    corpus: CorpusDeclaration,
-    policy: StandingPolicy,
-    record: Any,
-    moment: datetime,
-) -> Any:
-    from reward_memory.guarded_recall import recall  # noqa: PLC0415
-
-    scope = record.scope
-    # The bare digests of the candidate and of this activation: exact, inside the
-    # scope, and cheap (each names one or a few documents). The activation digest
-    # ranks this very activation first when a revised policy has stored the same
-    # memory under a second target (recall shows each memory once). Differs from
-    # the original, whose query was "<candidate_ref> <content_summary>".
-    query = (
-        f"{record.candidate_ref.removeprefix(_CANDIDATE_PREFIX)} "
-        f"{record.activation_ref.removeprefix('activation:')}"
-    )
-    request = RecallRequest(
-        mode="function_boundary",
-        surface_id=scope.surface_ids[0],
-        workspace_ref=scope.workspace_ref,
-        project_ref=scope.project_ref,
-        revision_ref=scope.revision_ref,
-        user_ref=scope.user_ref,
-        peer_ref=scope.peer_ref,
-        session_ref=scope.session_ref,
-        queries=(RecallQuery(query=query, query_summary=VERIFY_SUMMARY),),
-        limit=VERIFY_LIMIT,
-        observed_at=normalize_timestamp(moment.isoformat()),
-        conflict_state="clear",
-        query_kind="ingest_verification",
-        freshness_context=FreshnessContext(
-            source_truth_current=True,
-            source_revision=scope.revision_ref or corpus.freshness.source_revision,
-            age_seconds=0,
-        ),
-    )
-    checkpoint = ReadAuthorityCheckpoint(
-        verified=True,
-        corpus_id=corpus.corpus_id,
-        workspace_ref=scope.workspace_ref,
-        project_ref=scope.project_ref,
-        surface_id=scope.surface_ids[0],
-        read_authority=corpus.read_authority,
-        source_ref=policy.authority_source_ref,
-        user_ref=scope.user_ref,
-        peer_ref=scope.peer_ref,
-        session_ref=scope.session_ref,
-    )
-    return recall(
-        request,
-        corpus=corpus,
-        checkpoint=checkpoint,
-        binding=binding,
-        provider=provider,
-        now=moment,
-    )
 
 
 async def aingest(
