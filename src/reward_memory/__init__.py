@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from reward_memory.activation import activate
     from reward_memory.application import apply
     from reward_memory.architecture import architecture_contract
+    from reward_memory.authority import AuthorityMap, AuthoritySource
     from reward_memory.candidates import propose, review
     from reward_memory.errors import (
         ProviderConfigError,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         recall,
     )
     from reward_memory.health import classify_health
+    from reward_memory.ingestion import aingest, ingest
     from reward_memory.providers.discovery import available_providers, get_provider
     from reward_memory.providers.spi import SPI_VERSION, Provider, ProviderScope
     from reward_memory.records.active import ActiveRecord
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from reward_memory.records.envelope import DurableEnvelope
     from reward_memory.records.experiment import ExperimentConfig
     from reward_memory.records.health import HealthObservation
+    from reward_memory.records.ingest import IngestReceipt
     from reward_memory.records.recall import (
         FreshnessContext,
         ProviderBinding,
@@ -61,18 +64,22 @@ if TYPE_CHECKING:
         RecallQuery,
         RecallRequest,
     )
+    from reward_memory.records.standing_policy import StandingPolicy
     from reward_memory.registry import build_registry, reference_registry
 
 __all__ = [
     "SPI_VERSION",
     "ActiveRecord",
     "AuthorityCheckpoint",
+    "AuthorityMap",
+    "AuthoritySource",
     "CorpusDeclaration",
     "DurableEnvelope",
     "ExperimentConfig",
     "ExperimentRuntime",
     "FreshnessContext",
     "HealthObservation",
+    "IngestReceipt",
     "Proposal",
     "Provider",
     "ProviderBinding",
@@ -91,9 +98,11 @@ __all__ = [
     "ReviewDecision",
     "RewardMemoryError",
     "SchemaError",
+    "StandingPolicy",
     "UnsafeTextError",
     "__version__",
     "activate",
+    "aingest",
     "apply",
     "architecture_contract",
     "arecall",
@@ -105,6 +114,7 @@ __all__ = [
     "execute_recall",
     "experiment_status",
     "get_provider",
+    "ingest",
     "load_experiment_config",
     "propose",
     "recall",
@@ -117,6 +127,12 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "ActiveRecord": "reward_memory.records.active",
     "AuthorityCheckpoint": "reward_memory.records.candidate",
+    "AuthorityMap": "reward_memory.authority",
+    "AuthoritySource": "reward_memory.authority",
+    "IngestReceipt": "reward_memory.records.ingest",
+    "StandingPolicy": "reward_memory.records.standing_policy",
+    "aingest": "reward_memory.ingestion",
+    "ingest": "reward_memory.ingestion",
     "CorpusDeclaration": "reward_memory.records.corpus",
     "DurableEnvelope": "reward_memory.records.envelope",
     "ExperimentConfig": "reward_memory.records.experiment",

@@ -21,7 +21,7 @@ from reward_memory.records.active import ActiveRecord, LegacyActiveRecord, recor
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
 from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
 
-__all__ = ["Parsed", "identity", "parse"]
+__all__ = ["Parsed", "identity", "parse", "seed"]
 
 _PARSE_CACHE_SIZE: Final = 2048
 _V1: Final = "reward_memory_active_record_v1"
@@ -88,7 +88,10 @@ def _earliest(*stamps: str | None) -> datetime | None:
 
 
 def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
-    record: ActiveRecord = from_plain(ActiveRecord, data)
+    return _parsed_v1(from_plain(ActiveRecord, data), content)
+
+
+def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
     # The envelope rules leave a live record no revocation, supersession or
     # retirement (no half-revoked record builds): its state says it all.
     expires = record.expiry.expires_at
@@ -139,9 +142,31 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
     )
 
 
+# Records a writer has just serialised, by their exact content (see seed()).
+_SEEDS: dict[str, ActiveRecord] = {}
+_SEED_LIMIT: Final = 64
+
+
+def seed(content: str, record: ActiveRecord) -> None:
+    """Let the first parse of ``content`` reuse ``record`` instead of decoding it again.
+
+    Only for the writer that built ``content`` from ``record`` itself (the ingest
+    loop: canonical JSON of the record's plain form), so parsing ``content``
+    would give this very record; a readback that differs by one byte is another
+    key and is parsed as usual. ``tests/test_ingest.py`` holds the seeded and
+    the decoded result equal.
+    """
+    if len(_SEEDS) >= _SEED_LIMIT:
+        _SEEDS.clear()
+    _SEEDS[content] = record
+
+
 @functools.lru_cache(maxsize=_PARSE_CACHE_SIZE)
 def parse(content: str) -> Parsed | None:
     """Parse one readback (cached per exact content string); ``None`` when unusable."""
+    seeded = _SEEDS.pop(content, None) if _SEEDS else None
+    if seeded is not None:
+        return _parsed_v1(seeded, content)
     try:
         data = json.loads(content)
         if type(data) is not dict:

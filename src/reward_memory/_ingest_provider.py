@@ -1,0 +1,280 @@
+"""The provider half of the ingest loop: write, exact read, verification recall, receipt.
+
+Split from :mod:`reward_memory.ingestion` (which owns the guard and the
+activation): everything here runs only under ``execute`` and after the
+standing-policy guard passed. Every provider failure fails open with a status
+(see :mod:`reward_memory.records.ingest`); nothing a provider does raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from reward_memory.grammars import normalize_timestamp
+from reward_memory.records import _memo as m
+from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite
+from reward_memory.records.recall import (
+    FreshnessContext,
+    ProviderBinding,
+    ReadAuthorityCheckpoint,
+    RecallQuery,
+    RecallRequest,
+)
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from reward_memory.providers.spi import Provider
+    from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.recall import RecallPacket
+    from reward_memory.records.standing_policy import StandingPolicy
+
+__all__ = ["PASSED", "VERIFY_LIMIT", "VERIFY_SUMMARY", "Receipt", "execute_steps"]
+
+VERIFY_SUMMARY: Final = "Verify the just-activated reward-memory record."
+VERIFY_LIMIT: Final = 8
+# Seconds to wait before each verification search (the first at once): ~0.1 s at most.
+_INDEX_RETRY_PAUSES: Final = (0.0, 0.01, 0.03, 0.06)
+_CANDIDATE_PREFIX: Final = "candidate:"
+
+
+def _canonical_digest(content: str) -> str:
+    # canonical_text (reference §8.3): CRLF -> LF, then one trailing newline removed.
+    text = content.replace("\r\n", "\n")
+    if text.endswith("\n"):
+        text = text[:-1]
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# -- the receipt --------------------------------------------------------------------------
+
+
+# The receipt is assembled from parts that are already checked records and refs
+# this library derived (sha256-based, public-safe by construction), so the hot path
+# skips re-validating them; ``done`` keeps the record's invariants by construction
+# (the status decides the flags), and ``tests/test_ingest.py`` loads every receipt
+# back through the validating constructor.
+_trusted_receipt: Final = m.trusted(IngestReceipt)
+PASSED: Final = IngestGuard(passed=True, reason_codes=())
+
+
+class Receipt:
+    """The receipt's fields as the loop fills them in (built once, at the end)."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+
+    def done(self, status: str, reasons: tuple[str, ...], **more: Any) -> IngestReceipt:
+        fields = {
+            "candidate_ref": None,
+            "record_ref": None,
+            "activation_ref": None,
+            "surface_ids": (),
+            "target_ref": None,
+            "provider_ref": None,
+            "write": None,
+            "next_recall": None,
+            "readback": None,
+            "deduplicated": False,
+            "external_writes_performed": False,
+            "provider_call_count": 0,
+            **self.fields,
+            **more,
+        }
+        activated = status == "activated"
+        return _trusted_receipt(
+            status=status,
+            reason_codes=reasons,
+            exact_readback_verified=activated,
+            memory_available_for_recall=activated,
+            **fields,
+        )
+
+
+def execute_steps(
+    base: Receipt,
+    *,
+    provider: Provider,
+    binding: ProviderBinding,
+    corpus: CorpusDeclaration,
+    policy: StandingPolicy,
+    record: Any,
+    content: str,
+    key: str,
+    moment: datetime,
+) -> IngestReceipt:
+    from reward_memory._recall.readback import parse, seed  # noqa: PLC0415
+    from reward_memory._recall.session import provider_ref  # noqa: PLC0415
+
+    scope = binding.provider_scope
+    timeout = float(binding.timeout_seconds)
+    expected = _canonical_digest(content)
+    failed = IngestWrite(status="failed", write_count=0)
+
+    try:
+        written = provider.write(scope=scope, key=key, content=content, timeout=timeout)
+    except Exception:  # noqa: BLE001 - fail open: the caller's work goes on
+        return base.done(
+            "provider_unavailable", ("provider_write_failed",), write=failed, provider_call_count=1
+        )
+    try:
+        ref, status = _write_outcome(written)
+    except Exception:  # noqa: BLE001 - not a write result
+        ref, status = None, None
+    if (
+        type(ref) is not str
+        or not ref
+        or len(ref) > 2048
+        or status
+        not in (
+            "created",
+            "unchanged",
+            "conflict",
+        )
+    ):
+        return base.done(
+            "provider_unavailable",
+            ("provider_answer_malformed",),
+            write=failed,
+            provider_call_count=1,
+        )
+    created = status == "created"
+    write = IngestWrite(status=status, write_count=1 if created else 0)
+    base.fields.update(
+        write=write,
+        external_writes_performed=created,
+        provider_ref=provider_ref(binding.provider_id, binding.namespace, ref),
+    )
+    if status == "conflict":
+        return base.done("conflict", ("provider_target_content_conflict",), provider_call_count=1)
+    base.fields["deduplicated"] = status == "unchanged"
+
+    seed(content, record)  # an exact readback is this record: no second decode
+    try:
+        read = provider.read(scope=scope, ref=ref, timeout=timeout)
+        found, read_ref, read_content = read.found, read.ref, read.content
+    except Exception:  # noqa: BLE001
+        return base.done("provider_unavailable", ("provider_read_failed",), provider_call_count=2)
+    parsed = parse(read_content) if type(read_content) is str else None
+    exact = (
+        found is True
+        and read_ref == ref
+        and parsed is not None
+        and parsed.content_digest == expected
+        and parsed.candidate_ref == record.candidate_ref
+    )
+    if not exact:
+        return base.done(
+            "readback_unverified", ("exact_provider_readback_unverified",), provider_call_count=2
+        )
+
+    descendant = ref + "/"
+    calls = 2
+    # A search index may lag an acknowledged write (SQLite indexes write-behind and
+    # does not queue behind another process's writer): search again, briefly,
+    # before reporting the index as pending.
+    for pause in _INDEX_RETRY_PAUSES:
+        if pause:
+            time.sleep(pause)
+        session = _verification_recall(
+            provider=provider,
+            binding=binding,
+            corpus=corpus,
+            policy=policy,
+            record=record,
+            moment=moment,
+        )
+        readback: RecallPacket = session.packet
+        calls += readback.provider_call_count
+        if readback.status == "provider_unavailable":
+            return base.done(
+                "provider_unavailable",
+                ("provider_verification_recall_failed",),
+                readback=readback,
+                provider_call_count=calls,
+            )
+        if any(
+            (item.memory_ref == ref or item.memory_ref.startswith(descendant))
+            and item.candidate_ref == record.candidate_ref
+            and item.content_digest == expected
+            for item in session.items
+        ):
+            return base.done("activated", (), readback=readback, provider_call_count=calls)
+    # The record reads back exactly, but search does not return it (yet).
+    return base.done(
+        "committed_pending",
+        ("provider_index_pending",),
+        readback=readback,
+        provider_call_count=calls,
+    )
+
+
+def _write_outcome(written: Any) -> tuple[Any, Any]:
+    return written.ref, written.status
+
+
+def _verification_recall(
+    *,
+    provider: Provider,
+    binding: ProviderBinding,
+    corpus: CorpusDeclaration,
+    policy: StandingPolicy,
+    record: Any,
+    moment: datetime,
+) -> Any:
+    from reward_memory.guarded_recall import recall  # noqa: PLC0415
+
+    scope = record.scope
+    # The bare digests of the candidate and of this activation: exact, inside the
+    # scope, and cheap (each names one or a few documents). The activation digest
+    # ranks this very activation first when a revised policy has stored the same
+    # memory under a second target (recall shows each memory once). Differs from
+    # the original, whose query was "<candidate_ref> <content_summary>".
+    query = (
+        f"{record.candidate_ref.removeprefix(_CANDIDATE_PREFIX)} "
+        f"{record.activation_ref.removeprefix('activation:')}"
+    )
+    request = RecallRequest(
+        mode="function_boundary",
+        surface_id=scope.surface_ids[0],
+        workspace_ref=scope.workspace_ref,
+        project_ref=scope.project_ref,
+        revision_ref=scope.revision_ref,
+        user_ref=scope.user_ref,
+        peer_ref=scope.peer_ref,
+        session_ref=scope.session_ref,
+        queries=(RecallQuery(query=query, query_summary=VERIFY_SUMMARY),),
+        limit=VERIFY_LIMIT,
+        observed_at=normalize_timestamp(moment.isoformat()),
+        conflict_state="clear",
+        query_kind="ingest_verification",
+        freshness_context=FreshnessContext(
+            source_truth_current=True,
+            source_revision=scope.revision_ref or corpus.freshness.source_revision,
+            age_seconds=0,
+        ),
+    )
+    checkpoint = ReadAuthorityCheckpoint(
+        verified=True,
+        corpus_id=corpus.corpus_id,
+        workspace_ref=scope.workspace_ref,
+        project_ref=scope.project_ref,
+        surface_id=scope.surface_ids[0],
+        read_authority=corpus.read_authority,
+        source_ref=policy.authority_source_ref,
+        user_ref=scope.user_ref,
+        peer_ref=scope.peer_ref,
+        session_ref=scope.session_ref,
+    )
+    return recall(
+        request,
+        corpus=corpus,
+        checkpoint=checkpoint,
+        binding=binding,
+        provider=provider,
+        now=moment,
+    )

@@ -1,0 +1,448 @@
+"""The minimal ingest loop (reference §9.3-9.4): one compact event, one write, exact readback.
+
+::
+
+    event ──adapter──▶ proposal ──authority source──▶ checkpoint (never from the event)
+      ──propose──▶ candidate ──standing-policy guard──▶ guard_blocked (zero provider calls)
+      ──review (accept, the policy's reviewer)──▶ activate (activated_at = observed_at)
+      ──dry run──▶ planned (zero provider calls)
+      ──execute──▶ write (create-if-absent) ──▶ read ──▶ one function-boundary recall
+      ──▶ reward_memory_ingest_receipt_v0
+
+It composes the existing seams and owns no lifecycle, store or router of its own.
+
+Identity (§9.4, gap 5 fixed): the provider key is
+``reward-memory-<policy_digest>-<candidate_digest>.json``, where ``policy_digest``
+is 12 hex of sha256 over the canonical JSON of the *whole* standing policy
+(the original hashed only ``policy_id``) and ``candidate_digest`` is the
+``candidate_ref`` without its prefix. So the same event under the same policy
+is the same candidate, the same review and the same target: a replay writes
+nothing (``unchanged``) and reports ``deduplicated: true``; a revised policy --
+any field -- names a new target and never reuses an older activation.
+``observed_at`` is the immutable first-observation time: it is the record's
+``activated_at`` and source time, and it is *not* part of the candidate (so a
+retry with another ``observed_at`` is the same candidate and the same target
+with other content: the provider refuses to overwrite it and the receipt says
+``conflict`` -- never a duplicate record).
+
+Exactness: ``activated`` (and ``memory_available_for_recall``) only when the
+read returns the written ref with the same canonical content digest and the
+same ``candidate_ref``, *and* one exact-corpus, exact-surface
+``function_boundary`` recall (``query_kind: ingest_verification``) returns an
+item with the written ref (or a descendant of it), the candidate ref and the
+content digest. Provider failures fail open with a status, never an exception:
+only programmer errors (a corpus, policy or binding that is not a valid
+record, a naive clock, execute without a provider) raise.
+
+Time: each provider call (write, read, the verification recall) is bounded by
+the binding's ``timeout_seconds``; a slow provider fails open as
+``provider_unavailable``. A search index may lag an acknowledged write (the
+SQLite provider indexes write-behind): when the read is exact but the search
+misses, the search is repeated up to three times within about 0.1 s before the
+receipt says ``committed_pending``.
+
+Raw or unmodelled input -- an event with ``raw_content_captured: true``, an
+unknown field (``comment_body``...), unsafe text, a wrong type -- is
+``guard_blocked`` (``event_raw_content_refused`` / ``event_unsafe_text`` /
+``event_not_modelled``) with zero provider calls, as the seeds say: it is data
+from a module, not a programmer error.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import attrs
+
+from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
+from reward_memory.activation import activate
+from reward_memory.candidates import propose, review
+from reward_memory.digests import _CANONICAL, canonical_json, make_ref
+from reward_memory.errors import RecordValidationError
+from reward_memory.grammars import normalize_timestamp, parse_timestamp, resolve_now
+from reward_memory.guards.standing_policy import standing_policy_reasons
+from reward_memory.records._plain import as_record, to_plain
+from reward_memory.records.candidate import (
+    UNVERIFIED_CHECKPOINT,
+    AuthorityCheckpoint,
+    Proposal,
+    ReviewDecision,
+)
+from reward_memory.records.corpus import CorpusDeclaration
+from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite, NextRecall
+from reward_memory.records.recall import (
+    ProviderBinding,
+)
+from reward_memory.records.standing_policy import StandingPolicy
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from reward_memory.authority import AuthoritySource
+    from reward_memory.providers.spi import Provider
+    from reward_memory.records.candidate import CandidatePacket
+
+__all__ = [
+    "ACCEPT_REASONING",
+    "ADAPTERS",
+    "Adapter",
+    "aingest",
+    "ingest",
+    "policy_digest",
+    "target_key",
+]
+
+# The config v1 adapter ids (reference §10.2); ``issue_fix`` is accepted as a short alias.
+Adapter = Literal["issue_fix_maintainer_feedback", "scoped_feedback", "issue_fix"]
+ADAPTERS: Final[tuple[str, ...]] = ("issue_fix_maintainer_feedback", "scoped_feedback")
+_ALIASES: Final = {"issue_fix": "issue_fix_maintainer_feedback"}
+ACCEPT_REASONING: Final = "Standing exact-scope policy accepted this compact candidate."
+_CANDIDATE_PREFIX: Final = "candidate:"
+
+
+# -- identity -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def policy_digest(policy: StandingPolicy) -> str:
+    """12 hex of sha256 over the canonical JSON of the whole standing policy."""
+    return hashlib.sha256(canonical_json(to_plain(policy))).hexdigest()[:12]
+
+
+def target_key(policy: StandingPolicy, candidate_ref: str) -> str:
+    """The provider key one candidate has under one policy (binds both digests)."""
+    candidate_digest = candidate_ref.removeprefix(_CANDIDATE_PREFIX)
+    return f"reward-memory-{policy_digest(policy)}-{candidate_digest}.json"
+
+
+_SCALARS: Final = frozenset({str, bool, int, float, type(None)})
+# Per record class: its field names and whether None fields are left out.
+_PLANS: dict[type[Any], tuple[tuple[str, ...], bool]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """:func:`~reward_memory.records._plain.to_plain`, with each class's field plan cached.
+
+    The record is serialised once per ingest on the hot path; the generic walk
+    asks attrs for every nested record's fields. Same output (held equal to
+    ``to_plain`` by ``tests/test_ingest.py``).
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    plan = _PLANS.get(kind)
+    if plan is None and attrs.has(kind):
+        names = tuple(field.name for field in attrs.fields(kind))
+        plan = _PLANS[kind] = (names, bool(getattr(kind, "__rm_omit_none__", False)))
+    if plan is not None:
+        names, omit_none = plan
+        out: dict[str, Any] = {}
+        for name in names:
+            item = getattr(value, name)
+            if item is None and omit_none:
+                continue
+            out[name] = _plain(item)
+        return out
+    if kind is tuple or kind is list:
+        return [_plain(item) for item in value]
+    return to_plain(value)
+
+
+# -- inputs -------------------------------------------------------------------------------
+
+
+def _event_proposal(adapter: str, event: Any) -> Proposal:
+    if adapter == "issue_fix_maintainer_feedback":
+        from reward_memory.adapters.issue_fix import issue_fix_proposal  # noqa: PLC0415
+
+        return issue_fix_proposal(event)
+    from reward_memory.adapters.scoped_feedback import scoped_feedback_proposal  # noqa: PLC0415
+
+    return scoped_feedback_proposal(event)
+
+
+def _event_refusal(exc: RecordValidationError) -> str:
+    if exc.code == "raw_content_captured" or exc.path.endswith(".raw_content_captured"):
+        return "event_raw_content_refused"
+    if exc.code in ("unsafe_text", "unsafe_character"):
+        return "event_unsafe_text"
+    return "event_not_modelled"
+
+
+def _check_inputs(adapter: object, corpus: object, binding: object, authority: object) -> None:
+    if adapter not in ADAPTERS:
+        raise RecordValidationError(
+            "adapter must be issue_fix_maintainer_feedback (or issue_fix) or scoped_feedback",
+            path="adapter",
+            code="invalid_value",
+        )
+    if not isinstance(corpus, CorpusDeclaration):
+        raise RecordValidationError(
+            "corpus must be a CorpusDeclaration", path="corpus", code="wrong_type"
+        )
+    if not isinstance(binding, ProviderBinding):
+        raise RecordValidationError(
+            "binding must be a ProviderBinding", path="binding", code="wrong_type"
+        )
+    if binding.scope_ref.rstrip("/").endswith(".json"):
+        raise RecordValidationError(
+            "the binding's scope_ref must identify a collection, not a document",
+            path="binding.scope_ref",
+            code="invalid_value",
+        )
+    if authority is not None and not _is_source(authority):
+        raise RecordValidationError(
+            "authority must be an AuthoritySource (source_ref and checkpoint_for)",
+            path="authority",
+            code="wrong_type",
+        )
+
+
+def _as_policy(policy: StandingPolicy | Mapping[str, Any]) -> StandingPolicy:
+    return as_record(policy, StandingPolicy, what="a standing policy", path="standing_policy")
+
+
+def _observed(observed_at: str | datetime) -> datetime:
+    if isinstance(observed_at, datetime):
+        return resolve_now(observed_at)
+    if not isinstance(observed_at, str):
+        raise RecordValidationError(
+            "observed_at is an aware timestamp (the event's first observation)",
+            path="observed_at",
+            code="wrong_type",
+        )
+    return parse_timestamp(normalize_timestamp(observed_at, "observed_at"), "observed_at")
+
+
+def _ask_authority(
+    authority: AuthoritySource | None, proposal: Proposal, now: datetime
+) -> AuthorityCheckpoint | None:
+    """The source's answer for what the event claims; anything but a checkpoint is a refusal."""
+    if authority is None or proposal.target_class != "hard_policy":
+        return None  # advisory classes need no authority, and are never given any
+    try:
+        answer = authority.checkpoint_for(
+            actor_ref=proposal.source.actor_ref,
+            actor_role=proposal.source.actor_role,
+            project_ref=proposal.scope.project_ref,
+            action_scopes=proposal.requested_action_scopes,
+            now=now,
+        )
+    except Exception:  # noqa: BLE001 - a failing source vouches for nothing
+        return None
+    return answer if isinstance(answer, AuthorityCheckpoint) else None
+
+
+def _source_ref(authority: AuthoritySource | None) -> str | None:
+    if authority is None:
+        return None
+    try:
+        ref = authority.source_ref
+    except Exception:  # noqa: BLE001 - an unreadable ref matches no policy
+        return ""
+    return ref if isinstance(ref, str) else ""
+
+
+_SOURCE_TYPES: dict[type[Any], bool] = {}
+
+
+def _is_source(authority: object) -> bool:
+    # A runtime_checkable isinstance walks the protocol's members: once per class.
+    kind = type(authority)
+    known = _SOURCE_TYPES.get(kind)
+    if known is None:
+        from reward_memory.authority import AuthoritySource  # noqa: PLC0415
+
+        known = _SOURCE_TYPES[kind] = isinstance(authority, AuthoritySource)
+    return known
+
+
+# -- the loop -----------------------------------------------------------------------------
+
+
+def ingest(
+    event: Any,
+    *,
+    adapter: Adapter,
+    corpus: CorpusDeclaration,
+    standing_policy: StandingPolicy | Mapping[str, Any],
+    binding: ProviderBinding,
+    observed_at: str | datetime,
+    provider: Provider | None = None,
+    authority: AuthoritySource | None = None,
+    execute: bool = False,
+    now: datetime | None = None,
+) -> IngestReceipt:
+    """Ingest one compact, already-distilled event under a standing policy.
+
+    Args:
+        event: an ``issue_fix_reward_memory_event_v0`` or
+            ``scoped_feedback_reward_memory_event_v0`` (record or mapping).
+        adapter: which of the two maps it onto the shared candidate
+            (``issue_fix_maintainer_feedback`` -- alias ``issue_fix`` -- or ``scoped_feedback``).
+        corpus: the declared ingest corpus; ``standing_policy`` its policy;
+            ``binding`` where it lives (``scope_ref`` a collection).
+        provider: the SPI provider (required to execute; never called otherwise).
+        authority: the caller's authority source (required for ``hard_policy``).
+        observed_at: when the event was first observed; reuse it on retries.
+        execute: write and verify (default: a dry run that returns ``planned``).
+        now: the clock (aware; default UTC now).
+
+    Returns the receipt; never raises for anything the event, the authority
+    source or the provider does.
+
+    Raises:
+        RecordValidationError: a programmer error (see the module docs).
+    """
+    adapter_id = _ALIASES.get(adapter, adapter) if isinstance(adapter, str) else adapter
+    _check_inputs(adapter_id, corpus, binding, authority)
+    policy = _as_policy(standing_policy)
+    moment = resolve_now(now)
+    first_seen = _observed(observed_at)
+    if execute is not True and execute is not False:
+        raise RecordValidationError("execute must be a boolean", path="execute", code="wrong_type")
+    if execute and provider is None:
+        raise RecordValidationError(
+            "execute needs a provider", path="provider", code="missing_field"
+        )
+    digest = policy_digest(policy)
+    base = Receipt(
+        adapter=adapter_id,
+        corpus_id=corpus.corpus_id,
+        policy_id=policy.policy_id,
+        policy_digest=digest,
+    )
+
+    try:
+        proposal = _event_proposal(adapter_id, event)
+    except RecordValidationError as exc:
+        refused = (_event_refusal(exc),)
+        return base.done(
+            "guard_blocked",
+            refused,
+            candidate_ref=None,
+            surface_ids=(),
+            guard=IngestGuard(passed=False, reason_codes=refused),
+        )
+
+    checkpoint = _ask_authority(authority, proposal, moment)
+    packet = propose(proposal, checkpoint or UNVERIFIED_CHECKPOINT, now=moment)
+    candidate = packet.candidate
+    reasons = standing_policy_reasons(
+        candidate=candidate,
+        candidate_reasons=packet.guard.reason_codes,
+        candidate_guard_passed=packet.guard.passed,
+        corpus=corpus,
+        policy=policy,
+        binding=binding,
+        authority_source_ref=_source_ref(authority),
+        checkpoint=checkpoint,
+    )
+    base.fields.update(
+        candidate_ref=candidate.candidate_ref, surface_ids=candidate.scope.surface_ids
+    )
+    if reasons:
+        return base.done(
+            "guard_blocked", reasons, guard=IngestGuard(passed=False, reason_codes=reasons)
+        )
+    base.fields["guard"] = PASSED
+
+    record, content = _activate(
+        packet=packet,
+        corpus=corpus,
+        policy=policy,
+        checkpoint=checkpoint,
+        digest=digest,
+        moment=moment,
+        first_seen=first_seen,
+    )
+    key = target_key(policy, candidate.candidate_ref)
+    base.fields.update(
+        record_ref=record.record_ref,
+        activation_ref=record.activation_ref,
+        target_ref=make_ref(
+            "target",
+            [binding.provider_id, binding.namespace, binding.scope_ref, binding.actor_peer_id, key],
+        ),
+        next_recall=NextRecall(corpus_id=corpus.corpus_id, surface_ids=candidate.scope.surface_ids),
+    )
+    if not execute:
+        return base.done(
+            "planned",
+            ("execute_required_for_resource_write",),
+            write=IngestWrite(status="planned", write_count=0),
+        )
+    assert provider is not None
+    return execute_steps(
+        base,
+        provider=provider,
+        binding=binding,
+        corpus=corpus,
+        policy=policy,
+        record=record,
+        content=content,
+        key=key,
+        moment=moment,
+    )
+
+
+def _activate(
+    *,
+    packet: CandidatePacket,
+    corpus: CorpusDeclaration,
+    policy: StandingPolicy,
+    checkpoint: AuthorityCheckpoint | None,
+    digest: str,
+    moment: datetime,
+    first_seen: datetime,
+) -> tuple[Any, str]:
+    candidate_digest = packet.candidate.candidate_ref.removeprefix(_CANDIDATE_PREFIX)
+    accepted = review(
+        packet,
+        ReviewDecision(
+            decision="accept",
+            reviewer_ref=policy.reviewer_ref,
+            review_ref=f"review:{digest}:{candidate_digest}",
+            reasoning_summary=ACCEPT_REASONING,
+        ),
+        checkpoint=checkpoint,
+        now=moment,
+    )
+    # The guard passed above; activate re-checks fit and authority under the same checkpoint.
+    record = activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
+    # The record's keys are field names: the canonical encoder, without the key walk.
+    return record, _CANONICAL.encode(_plain(record))
+
+
+async def aingest(
+    event: Any,
+    *,
+    adapter: Adapter,
+    corpus: CorpusDeclaration,
+    standing_policy: StandingPolicy | Mapping[str, Any],
+    binding: ProviderBinding,
+    observed_at: str | datetime,
+    provider: Provider | None = None,
+    authority: AuthoritySource | None = None,
+    execute: bool = False,
+    now: datetime | None = None,
+) -> IngestReceipt:
+    """The asyncio twin of :func:`ingest`: runs it in a worker thread."""
+    import asyncio  # noqa: PLC0415 - only asyncio callers pay for it
+
+    return await asyncio.to_thread(
+        ingest,
+        event,
+        adapter=adapter,
+        corpus=corpus,
+        standing_policy=standing_policy,
+        binding=binding,
+        provider=provider,
+        authority=authority,
+        observed_at=observed_at,
+        execute=execute,
+        now=now,
+    )
