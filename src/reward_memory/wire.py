@@ -61,6 +61,8 @@ PACKET_TYPES: Final[dict[str, str]] = {
         "reward_memory.records.review:CandidateReviewRequest"
     ),
     "reward_memory_standing_policy_v0": "reward_memory.records.standing_policy:StandingPolicy",
+    "reward_memory_authority_map_v0": "reward_memory.records.authority:AuthorityMapFile",
+    "reward_memory_ingest_receipt_v0": "reward_memory.records.ingest:IngestReceipt",
     "issue_fix_reward_memory_event_v0": "reward_memory.adapters.issue_fix:IssueFixEvent",
     "issue_fix_reward_memory_candidate_adapter_v0": (
         "reward_memory.adapters.issue_fix:IssueFixCandidateAdapter"

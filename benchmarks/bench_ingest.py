@@ -1,0 +1,196 @@
+"""Per-call medians of executed ingest: event -> guard -> activate -> write -> exact readback.
+
+    .venv/bin/python benchmarks/bench_ingest.py [--calls N]
+
+Each timed call ingests a *fresh* Issue Fix hard-policy event (a unique summary, so
+nothing is cached from a previous call: a new candidate, a new record, a new target,
+a new readback to parse), with the checkpoint answered by an :class:`AuthorityMap`,
+through the whole loop: adapter, propose, standing-policy guard, review, activate,
+provider write, exact read, one verification recall, the receipt. The events are
+built (typed) before the clock starts; the store grows by one record per call.
+
+Rows:
+
+- ``fresh event, memory`` / ``fresh event, sqlite``: the cold path, per call.
+- ``replay, memory`` / ``replay, sqlite``: the same event again (``deduplicated``:
+  the write is ``unchanged``), i.e. the warm path.
+- ``dry run (planned)``: no provider call.
+
+Targets on the reference 2-core machine: <= 60 us (memory), <= 250 us (sqlite,
+crash-safe: ``synchronous=full``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+from _util import report
+
+from reward_memory.adapters.issue_fix import verified_contributor_event
+from reward_memory.authority import AuthorityMap
+from reward_memory.digests import short_digest
+from reward_memory.ingestion import ingest
+from reward_memory.providers.discovery import get_provider
+from reward_memory.records.authority import AuthorityGrant, AuthorityMapFile
+from reward_memory.records.corpus import (
+    CorpusDeclaration,
+    CorpusFreshness,
+    CorpusLifecycle,
+    CorpusMaintenance,
+    CorpusPrivacy,
+    CorpusRetrieval,
+    CorpusScope,
+)
+from reward_memory.records.recall import ProviderBinding
+from reward_memory.records.standing_policy import PolicyScope, StandingPolicy
+
+NOW = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+OBSERVED = "2026-11-01T12:00:00Z"
+SCOPE_REF = "repository:example/reward-memory/issue-fix-policies"
+PROJECT = "repository:example"
+SURFACE = "issue_fix.patch_planning"
+
+
+def corpus(provider_id: str) -> CorpusDeclaration:
+    return CorpusDeclaration(
+        corpus_id="issue_fix_policies",
+        class_id="hard_policy",
+        provider_id=provider_id,
+        owner_ref="repository:example:maintainers",
+        source_of_truth="verified_contributor_corrections",
+        read_authority="authority_scoped",
+        write_authority="authorized_policy_source",
+        scope=CorpusScope(
+            workspace_ref="workspace:example", project_ref=PROJECT, surface_ids=(SURFACE,)
+        ),
+        freshness=CorpusFreshness(mode="source_truth_bound"),
+        lifecycle=CorpusLifecycle(state="active"),
+        retrieval=CorpusRetrieval(
+            index_required=True, readback_required=True, application_receipt_required=True
+        ),
+        maintenance=CorpusMaintenance(
+            writeback_triggers=("verified_contributor_policy_derived",),
+            closure_policy="verified_actor_scope_then_canonical_policy_readback",
+            retirement_authority="repository:example:maintainers",
+        ),
+        privacy=CorpusPrivacy(visibility="private", raw_content_in_registry=False),
+        provider_scope_ref_digest=short_digest(SCOPE_REF),
+    )
+
+
+POLICY = StandingPolicy(
+    policy_id="policy:issue-fix-scope",
+    owner_ref="repository:example:maintainers",
+    reviewer_ref="reviewer:issue-fix-maintainers",
+    authority_source_ref="repository:authority-map",
+    enabled=True,
+    auto_activate=True,
+    scope=PolicyScope(
+        workspace_ref="workspace:example", project_ref=PROJECT, surface_ids=(SURFACE,)
+    ),
+    allowed_target_classes=("hard_policy",),
+    allowed_source_kinds=("maintainer_correction",),
+    allowed_actor_roles=("verified_repository_core_contributor",),
+    allowed_action_scopes=("issue_fix:scope_selection",),
+    raw_content_captured=False,
+)
+AUTHORITY = AuthorityMap(
+    AuthorityMapFile(
+        source_ref="repository:authority-map",
+        grants=(
+            AuthorityGrant(
+                actor_ref="github:user:maintainer",
+                actor_role="verified_repository_core_contributor",
+                project_refs=(PROJECT,),
+                action_scopes=("issue_fix:scope_selection",),
+            ),
+        ),
+    )
+)
+
+
+def events(count: int, salt: str) -> list[Any]:
+    base = verified_contributor_event()
+    return [
+        attrs.evolve(
+            base,
+            content_summary=f"Keep focused fixes within module {salt}{i} unless evidence {i} says so.",
+        )
+        for i in range(count)
+    ]
+
+
+def run(provider: Any, provider_id: str, items: list[Any], *, execute: bool = True) -> list[float]:
+    declared = corpus(provider_id)
+    binding = ProviderBinding(
+        corpus_id="issue_fix_policies",
+        provider_id=provider_id,
+        namespace="reward_memory",
+        scope_ref=SCOPE_REF,
+    )
+    samples = []
+    expected = "activated" if execute else "planned"
+    for event in items:
+        start = time.perf_counter()
+        receipt = ingest(
+            event,
+            adapter="issue_fix",
+            corpus=declared,
+            standing_policy=POLICY,
+            binding=binding,
+            provider=provider,
+            authority=AUTHORITY,
+            observed_at=OBSERVED,
+            execute=execute,
+            now=NOW,
+        )
+        samples.append(time.perf_counter() - start)
+        if receipt.status != expected:
+            raise SystemExit(f"unexpected status {receipt.status}: {receipt.reason_codes}")
+    return samples
+
+
+def median_us(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for provider_id, url in (
+            ("memory", "memory://"),
+            ("sqlite", f"sqlite:///{Path(tmp) / 'bench.db'}"),
+        ):
+            provider = get_provider(url)
+            run(provider, provider_id, events(200, "warm"))  # warm the code paths, not the data
+            fresh = run(provider, provider_id, events(args.calls, "fresh"))
+            again = events(1, "fresh")[0]
+            replay = run(provider, provider_id, [again] * args.calls)
+            rows.append(
+                {"what": f"fresh event, {provider_id}", "value": median_us(fresh), "unit": "us"}
+            )
+            rows.append(
+                {"what": f"replay, {provider_id}", "value": median_us(replay), "unit": "us"}
+            )
+            provider.close()
+    planned = run(None, "memory", events(args.calls, "dry"), execute=False)
+    rows.append({"what": "dry run (planned)", "value": median_us(planned), "unit": "us"})
+    return report(
+        "ingest",
+        rows,
+        targets={"fresh event, memory": 60.0, "fresh event, sqlite": 250.0},
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

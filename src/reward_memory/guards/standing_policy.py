@@ -1,0 +1,232 @@
+"""The standing-policy ingest guard (reference §9.2): pure, de-duplicated, sorted reason codes.
+
+One approval of an exact boundary: an ingested candidate activates under a
+standing policy only when the policy, the corpus, the candidate, the provider
+binding and the caller's authority source all agree. Reasons start as the
+candidate guard's own reason codes (``candidate_guard_not_passed`` when it
+failed without any); then every check below that applies adds its code. The
+final list is de-duplicated and **sorted** (as the original's), so it is one
+fixed order whatever the checks' order; :data:`STANDING_POLICY_REASON_CODES`
+is the vocabulary.
+
+The original's checks (policy, corpus, candidate; see the table in reference
+§9.2) and ours:
+
+- ``authority_source_missing`` -- a ``hard_policy`` candidate and no authority
+  source was given (authority never comes from the event);
+- ``authority_source_refused`` -- the authority source answered nothing for
+  the actor, role and project the event claims;
+- ``authority_source_mismatch`` -- the source's ref (or the checkpoint's) is
+  not the policy's ``authority_source_ref``;
+- the provider binding's own reasons (``provider_binding_*``, from
+  :func:`reward_memory.guards.recall.binding_reasons`): a binding that does not
+  belong to the corpus blocks before any provider write.
+
+No semantic routing: nothing here reads the summary or the reasoning.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from reward_memory.guards.recall import binding_reasons
+
+if TYPE_CHECKING:
+    from reward_memory.records.candidate import AuthorityCheckpoint, Candidate
+    from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.recall import ProviderBinding
+    from reward_memory.records.standing_policy import StandingPolicy
+
+__all__ = [
+    "EVENT_REASON_CODES",
+    "GUARD_RULE",
+    "IDENTITY_FIELDS",
+    "OUR_REASON_CODES",
+    "STANDING_POLICY_REASON_CODES",
+    "standing_policy_reasons",
+]
+
+GUARD_RULE: Final = "standing_policy_checks_exact_owner_class_source_actor_scope_and_authority_without_semantic_routing"  # noqa: E501
+IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
+_NOT_DURABLE: Final = frozenset({"read_only", "ephemeral_runtime"})
+
+# The original's codes (reference §9.2), sorted.
+_ORIGINAL: Final = (
+    "candidate_action_scope_not_allowed",
+    "candidate_actor_role_not_allowed",
+    "candidate_class_corpus_mismatch",
+    "candidate_class_not_allowed",
+    "candidate_guard_not_passed",
+    "candidate_peer_ref_corpus_mismatch",
+    "candidate_peer_ref_policy_mismatch",
+    "candidate_project_corpus_mismatch",
+    "candidate_project_policy_mismatch",
+    "candidate_revision_corpus_mismatch",
+    "candidate_session_ref_corpus_mismatch",
+    "candidate_session_ref_policy_mismatch",
+    "candidate_source_kind_not_allowed",
+    "candidate_surface_corpus_mismatch",
+    "candidate_surface_count_not_one",
+    "candidate_surface_not_allowed",
+    "candidate_user_ref_corpus_mismatch",
+    "candidate_user_ref_policy_mismatch",
+    "candidate_workspace_corpus_mismatch",
+    "candidate_workspace_policy_mismatch",
+    "corpus_exact_readback_not_required",
+    "corpus_not_active",
+    "corpus_write_authority_not_durable",
+    "standing_policy_class_not_exact_for_corpus",
+    "standing_policy_disabled",
+    "standing_policy_owner_mismatch",
+    "standing_policy_peer_ref_corpus_mismatch",
+    "standing_policy_project_corpus_mismatch",
+    "standing_policy_requires_manual_review",
+    "standing_policy_session_ref_corpus_mismatch",
+    "standing_policy_surface_exceeds_corpus",
+    "standing_policy_user_ref_corpus_mismatch",
+    "standing_policy_workspace_corpus_mismatch",
+)
+# Ours: the authority source (gap 12) and the binding, checked before any write.
+OUR_REASON_CODES: Final = (
+    "authority_source_mismatch",
+    "authority_source_missing",
+    "authority_source_refused",
+    "provider_binding_actor_peer_mismatch",
+    "provider_binding_actor_peer_missing",
+    "provider_binding_actor_peer_unscoped",
+    "provider_binding_corpus_mismatch",
+    "provider_binding_peer_scope_mismatch",
+    "provider_binding_provider_mismatch",
+    "provider_binding_scope_digest_mismatch",
+    "provider_binding_scope_ref_ambiguous",
+)
+# Ours: the event itself is refused (raw or unmodelled input is data, not an error).
+EVENT_REASON_CODES: Final = (
+    "event_not_modelled",
+    "event_raw_content_refused",
+    "event_unsafe_text",
+)
+
+
+def _vocabulary() -> tuple[str, ...]:
+    from reward_memory.records.candidate import REASON_CODES  # noqa: PLC0415
+
+    return tuple(sorted({*_ORIGINAL, *OUR_REASON_CODES, *EVENT_REASON_CODES, *REASON_CODES}))
+
+
+# Every code the ingest guard may report (the candidate guard's included), sorted.
+STANDING_POLICY_REASON_CODES: Final = _vocabulary()
+
+
+def standing_policy_reasons(
+    *,
+    candidate: Candidate,
+    candidate_reasons: tuple[str, ...],
+    candidate_guard_passed: bool,
+    corpus: CorpusDeclaration,
+    policy: StandingPolicy,
+    binding: ProviderBinding,
+    authority_source_ref: str | None,
+    checkpoint: AuthorityCheckpoint | None,
+) -> tuple[str, ...]:
+    """Every reason the standing policy refuses ``candidate`` (empty: it may activate).
+
+    Args:
+        candidate: the proposed candidate (its guard already ran).
+        candidate_reasons: the candidate guard's reason codes, re-derived by the caller.
+        candidate_guard_passed: whether that guard passed (a failure without a
+            reason adds ``candidate_guard_not_passed``).
+        corpus, policy, binding: the declared corpus, its standing policy, where it lives.
+        authority_source_ref: the ref of the caller's authority source, ``None``
+            when no source was given.
+        checkpoint: what the source answered for the event's claims (``None``:
+            refused, or not asked because the class needs no authority).
+    """
+    reasons = set(candidate_reasons)
+    if not candidate_guard_passed and not candidate_reasons:
+        reasons.add("candidate_guard_not_passed")
+    target = candidate.target_class
+    if target == "hard_policy":
+        if authority_source_ref is None:
+            reasons.add("authority_source_missing")
+        elif checkpoint is None:
+            reasons.add("authority_source_refused")
+    if authority_source_ref is not None and authority_source_ref != policy.authority_source_ref:
+        reasons.add("authority_source_mismatch")
+    if checkpoint is not None and checkpoint.source_ref != policy.authority_source_ref:
+        reasons.add("authority_source_mismatch")
+    _policy_corpus_reasons(policy, corpus, reasons)
+    _candidate_fit_reasons(candidate, policy, corpus, reasons)
+    reasons.update(binding_reasons(binding, corpus))
+    return tuple(sorted(reasons))
+
+
+def _policy_corpus_reasons(
+    policy: StandingPolicy, corpus: CorpusDeclaration, reasons: set[str]
+) -> None:
+    """The policy against its corpus: enabled, automatic, same owner and exact boundary."""
+    cscope, pscope = corpus.scope, policy.scope
+    if not policy.enabled:
+        reasons.add("standing_policy_disabled")
+    if not policy.auto_activate:
+        reasons.add("standing_policy_requires_manual_review")
+    if policy.owner_ref != corpus.owner_ref:
+        reasons.add("standing_policy_owner_mismatch")
+    if pscope.workspace_ref != cscope.workspace_ref:
+        reasons.add("standing_policy_workspace_corpus_mismatch")
+    if pscope.project_ref != cscope.project_ref:
+        reasons.add("standing_policy_project_corpus_mismatch")
+    for name in IDENTITY_FIELDS:
+        if getattr(pscope, name) != getattr(cscope, name):
+            reasons.add(f"standing_policy_{name}_corpus_mismatch")
+    if not set(pscope.surface_ids).issubset(cscope.surface_ids):
+        reasons.add("standing_policy_surface_exceeds_corpus")
+    if corpus.lifecycle.state != "active":
+        reasons.add("corpus_not_active")
+    if corpus.write_authority in _NOT_DURABLE:
+        reasons.add("corpus_write_authority_not_durable")
+    if not corpus.retrieval.readback_required:
+        reasons.add("corpus_exact_readback_not_required")
+
+
+def _candidate_fit_reasons(
+    candidate: Candidate, policy: StandingPolicy, corpus: CorpusDeclaration, reasons: set[str]
+) -> None:
+    """The candidate against the policy and the corpus: class, source, actor, scope, scopes."""
+    scope, cscope, pscope = candidate.scope, corpus.scope, policy.scope
+    target = candidate.target_class
+    if target != corpus.class_id:
+        reasons.add("candidate_class_corpus_mismatch")
+    if policy.allowed_target_classes != (corpus.class_id,):
+        reasons.add("standing_policy_class_not_exact_for_corpus")
+    if target not in policy.allowed_target_classes:
+        reasons.add("candidate_class_not_allowed")
+    if candidate.source.source_kind not in policy.allowed_source_kinds:
+        reasons.add("candidate_source_kind_not_allowed")
+    if candidate.source.actor_role not in policy.allowed_actor_roles:
+        reasons.add("candidate_actor_role_not_allowed")
+    if scope.workspace_ref != pscope.workspace_ref:
+        reasons.add("candidate_workspace_policy_mismatch")
+    if scope.project_ref != pscope.project_ref:
+        reasons.add("candidate_project_policy_mismatch")
+    for name in IDENTITY_FIELDS:
+        if getattr(scope, name) != getattr(pscope, name):
+            reasons.add(f"candidate_{name}_policy_mismatch")
+    if len(scope.surface_ids) != 1:
+        reasons.add("candidate_surface_count_not_one")
+    if not set(scope.surface_ids).issubset(pscope.surface_ids):
+        reasons.add("candidate_surface_not_allowed")
+    if scope.workspace_ref != cscope.workspace_ref:
+        reasons.add("candidate_workspace_corpus_mismatch")
+    if scope.project_ref != cscope.project_ref:
+        reasons.add("candidate_project_corpus_mismatch")
+    for name in IDENTITY_FIELDS:
+        if getattr(scope, name) != getattr(cscope, name):
+            reasons.add(f"candidate_{name}_corpus_mismatch")
+    if not set(scope.surface_ids).issubset(cscope.surface_ids):
+        reasons.add("candidate_surface_corpus_mismatch")
+    freshness = corpus.freshness
+    if freshness.mode == "revision_bound" and scope.revision_ref != freshness.source_revision:
+        reasons.add("candidate_revision_corpus_mismatch")
+    if not set(candidate.requested_action_scopes).issubset(policy.allowed_action_scopes):
+        reasons.add("candidate_action_scope_not_allowed")

@@ -1,0 +1,530 @@
+"""``ingest()``: statuses, exact readback, idempotency, fail-open (reference §9.3-9.4).
+
+Contract sentences protected here (seeds, "Minimal ingest loop"; issue 8 item 5):
+
+- "A reward_memory_ingest_receipt_v0 reports activated and memory_available_for_recall=true
+  only when resource ref, candidate ref, and canonical content digest all match."
+- "Provider unavailability, pending commit, or readback mismatch fails open and does not
+  block the caller's normal work."
+- "observed_at is the immutable first-observed event timestamp and must be reused on
+  retries." -- a retry with another observed_at is a clear conflict, never a duplicate.
+- "The provider target binds both standing-policy and candidate digests so a policy
+  revision cannot silently reuse an older activation." (gap 5)
+- "--execute is off by default; dry-run returns only planned." -- zero provider calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _ingest_support import (
+    NOW,
+    OBSERVED,
+    hard_binding,
+    hard_corpus,
+    hard_policy,
+    ingest_hard,
+    ingest_soft,
+    soft_binding,
+    soft_corpus,
+    soft_event_data,
+)
+from reward_memory import schemas, wire
+from reward_memory.errors import ProviderUnavailable, RecordValidationError
+from reward_memory.ingestion import aingest, ingest, policy_digest, target_key
+from reward_memory.providers.spi import ReadResult, WriteResult
+from reward_memory.records.ingest import INGEST_STATUSES, STATUS_REASON_CODES, IngestReceipt
+from reward_memory.testing import InMemoryProvider
+
+
+def _valid(receipt: IngestReceipt) -> dict[str, Any]:
+    data = wire.dump(receipt)
+    assert schemas.validate(data) == "reward_memory_ingest_receipt_v0"
+    assert wire.load(data, IngestReceipt) == receipt
+    return data
+
+
+def _documents(provider: InMemoryProvider, binding: Any = None) -> dict[str, str]:
+    return provider.documents((binding or hard_binding()).provider_scope)
+
+
+# -- planned and activated ---------------------------------------------------------------
+
+
+def test_dry_run_is_planned_with_zero_provider_calls() -> None:
+    provider = InMemoryProvider()
+    receipt = ingest_hard(provider=provider, execute=False)
+    assert receipt.status == "planned"
+    assert receipt.reason_codes == ("execute_required_for_resource_write",)
+    assert receipt.write is not None
+    assert receipt.write.status == "planned"
+    assert receipt.next_recall is not None
+    assert receipt.next_recall.mode == "function_boundary"
+    assert provider.call_count() == 0
+    assert receipt.provider_call_count == 0
+    assert not receipt.memory_available_for_recall
+    _valid(receipt)
+
+
+def test_dry_run_is_the_default_and_needs_no_provider() -> None:
+    receipt = ingest(
+        soft_event_data(),
+        adapter="scoped_feedback",
+        corpus=soft_corpus(),
+        standing_policy=soft_policy_data(),
+        binding=soft_binding(),
+        provider=None,
+        authority=None,
+        observed_at=OBSERVED,
+        now=NOW,
+    )
+    assert receipt.status == "planned"
+
+
+def soft_policy_data() -> dict[str, Any]:
+    from _ingest_support import soft_policy
+
+    return wire.dump(soft_policy())
+
+
+def test_execute_activates_with_exact_readback_and_one_recall() -> None:
+    provider = InMemoryProvider()
+    receipt = ingest_hard(provider=provider)
+    assert receipt.status == "activated"
+    assert receipt.reason_codes == ()
+    assert receipt.exact_readback_verified
+    assert receipt.memory_available_for_recall
+    assert receipt.external_writes_performed
+    assert not receipt.deduplicated
+    assert receipt.write is not None
+    assert receipt.write.status == "created"
+    assert receipt.readback is not None
+    assert receipt.readback.query_kind == "ingest_verification"
+    assert receipt.readback.mode == "function_boundary"
+    assert receipt.readback.corpus_id == hard_corpus().corpus_id
+    assert receipt.provider_call_count == provider.call_count()
+    assert provider.call_counts()["write"] == 1
+    # the stored record is the activation the receipt names, activated at observed_at
+    (content,) = _documents(provider).values()
+    stored = json.loads(content)
+    assert stored["activation_ref"] == receipt.activation_ref
+    assert stored["activated_at"] == OBSERVED
+    assert stored["candidate_ref"] == receipt.candidate_ref
+    assert stored["authority"]["checkpoint_ref"] == "repository:authority-map"
+    _valid(receipt)
+
+
+def test_the_receipt_is_public_safe() -> None:
+    """No summary, no reasoning, no raw provider ref, no scope ref in the receipt."""
+    provider = InMemoryProvider()
+    receipt = ingest_hard(provider=provider)
+    text = json.dumps(_valid(receipt))
+    record = json.loads(next(iter(_documents(provider).values())))
+    assert record["content_summary"] not in text
+    assert record["review"]["reasoning_summary"] not in text
+    assert hard_binding().scope_ref not in text
+    for raw_ref in _documents(provider):
+        assert raw_ref not in text
+
+
+def test_the_soft_route_activates_without_authority() -> None:
+    provider = InMemoryProvider()
+    receipt = ingest_soft(provider=provider)
+    assert receipt.status == "activated"
+    record = json.loads(next(iter(_documents(provider, soft_binding()).values())))
+    assert record["authority"] == {"level": "advisory", "action_scopes": [], "checkpoint_ref": None}
+
+
+# -- idempotency, conflicts, revisions ---------------------------------------------------
+
+
+def test_a_replay_is_deduplicated_with_no_second_record() -> None:
+    provider = InMemoryProvider()
+    first = ingest_hard(provider=provider)
+    again = ingest_hard(provider=provider)
+    assert again.status == "activated"
+    assert again.deduplicated
+    assert not again.external_writes_performed
+    assert again.write is not None
+    assert again.write.status == "unchanged"
+    for name in ("candidate_ref", "activation_ref", "record_ref", "target_ref", "provider_ref"):
+        assert getattr(again, name) == getattr(first, name)
+    assert len(_documents(provider)) == 1
+    _valid(again)
+
+
+def test_a_retry_with_another_observed_at_is_a_conflict_never_a_duplicate() -> None:
+    provider = InMemoryProvider()
+    first = ingest_hard(provider=provider)
+    retry = ingest_hard(provider=provider, observed_at="2026-11-01T12:30:00Z")
+    assert retry.status == "conflict"
+    assert retry.reason_codes == ("provider_target_content_conflict",)
+    assert retry.candidate_ref == first.candidate_ref
+    assert retry.target_ref == first.target_ref
+    assert retry.activation_ref != first.activation_ref
+    assert not retry.deduplicated
+    assert not retry.external_writes_performed
+    assert not retry.memory_available_for_recall
+    assert len(_documents(provider)) == 1
+    (content,) = _documents(provider).values()
+    assert json.loads(content)["activation_ref"] == first.activation_ref  # never overwritten
+    _valid(retry)
+
+
+def test_the_same_instant_in_another_spelling_is_the_same_activation() -> None:
+    provider = InMemoryProvider()
+    first = ingest_hard(provider=provider)
+    again = ingest_hard(provider=provider, observed_at="2026-11-01T13:00:00+01:00")
+    assert again.status == "activated"
+    assert again.deduplicated
+    assert again.activation_ref == first.activation_ref
+
+
+@pytest.mark.parametrize(
+    "revision",
+    [
+        {"reviewer_ref": "reviewer:someone-new"},
+        {"allowed_source_kinds": ("maintainer_correction", "maintainer_review")},
+        {
+            "allowed_actor_roles": (
+                "verified_project_owner_or_operator",
+                "verified_repository_core_contributor",
+            )
+        },
+    ],
+)
+def test_a_revised_policy_never_reuses_an_older_activation(revision: dict[str, Any]) -> None:
+    """Gap 5: the target binds the digest of the whole policy, not only its id."""
+    provider = InMemoryProvider()
+    old = ingest_hard(provider=provider)
+    revised = hard_policy(**revision)
+    assert revised.policy_id == hard_policy().policy_id
+    new = ingest_hard(provider=provider, standing_policy=revised)
+    assert new.status == "activated"
+    assert not new.deduplicated
+    assert new.policy_digest != old.policy_digest
+    assert new.target_ref != old.target_ref
+    assert new.activation_ref != old.activation_ref
+    assert new.candidate_ref == old.candidate_ref  # same event, same candidate
+    assert len(_documents(provider)) == 2
+
+
+def test_the_target_binds_policy_and_candidate_digests() -> None:
+    receipt = ingest_hard()
+    assert receipt.candidate_ref is not None
+    key = target_key(hard_policy(), receipt.candidate_ref)
+    assert key == (
+        f"reward-memory-{policy_digest(hard_policy())}-"
+        f"{receipt.candidate_ref.removeprefix('candidate:')}.json"
+    )
+    assert receipt.policy_digest == policy_digest(hard_policy())
+
+
+def test_a_reworded_reasoning_is_the_same_candidate_and_target() -> None:
+    """§9.4: candidate_ref excludes reasoning."""
+    a = ingest_soft()
+    b = ingest_soft(
+        soft_event_data(
+            reasoning={
+                "summary": "Reworded.",
+                "confidence": "high",
+                "confidence_basis": "Another basis.",
+            }
+        )
+    )
+    assert a.candidate_ref == b.candidate_ref
+    assert a.target_ref == b.target_ref
+    c = ingest_soft(soft_event_data(summary="Lead the review summary with the open questions."))
+    assert c.candidate_ref != a.candidate_ref
+    assert c.target_ref != a.target_ref
+
+
+# -- fail open ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("faults", "status", "reason"),
+    [
+        ({"unavailable": True}, "provider_unavailable", "provider_write_failed"),
+        ({"times_out": True}, "provider_unavailable", "provider_write_failed"),
+        ({"slow_seconds": 2.0}, "provider_unavailable", "provider_write_failed"),
+        ({"corrupt_readback": True}, "readback_unverified", "exact_provider_readback_unverified"),
+        ({"search_misses": True}, "committed_pending", "provider_index_pending"),
+    ],
+)
+def test_each_fault_switch_fails_open_with_a_status(
+    faults: dict[str, Any], status: str, reason: str
+) -> None:
+    provider = InMemoryProvider(**faults)
+    receipt = ingest_hard(provider=provider, binding=hard_binding(timeout_seconds=1))
+    assert receipt.status == status
+    assert receipt.reason_codes == (reason,)
+    assert not receipt.memory_available_for_recall
+    assert not receipt.exact_readback_verified
+    assert receipt.fail_open
+    assert not receipt.provider_failure_is_user_gate
+    _valid(receipt)
+
+
+class _Wrapped(InMemoryProvider):
+    """A real provider with one operation replaced (fault injection only)."""
+
+    def __init__(self, **replace: Any) -> None:
+        super().__init__()
+        self.replace = replace
+
+    def write(self, **kwargs: Any) -> WriteResult:
+        if "write" in self.replace:
+            return self.replace["write"](self, **kwargs)  # type: ignore[no-any-return]
+        return super().write(**kwargs)
+
+    def read(self, **kwargs: Any) -> ReadResult:
+        if "read" in self.replace:
+            return self.replace["read"](self, **kwargs)  # type: ignore[no-any-return]
+        return super().read(**kwargs)
+
+    def search(self, **kwargs: Any) -> Any:
+        if "search" in self.replace:
+            return self.replace["search"](self, **kwargs)
+        return super().search(**kwargs)
+
+
+def _raise(*_: Any, **__: Any) -> Any:
+    raise ProviderUnavailable("down", reason_code="provider_down")
+
+
+def _explode(*_: Any, **__: Any) -> Any:
+    raise ZeroDivisionError
+
+
+@pytest.mark.parametrize(
+    ("replace", "status", "reason"),
+    [
+        ({"write": _explode}, "provider_unavailable", "provider_write_failed"),
+        ({"write": lambda *a, **k: None}, "provider_unavailable", "provider_answer_malformed"),
+        (
+            {"write": lambda *a, **k: WriteResult(ref="", status="created", content_sha256="0")},
+            "provider_unavailable",
+            "provider_answer_malformed",
+        ),
+        (
+            {"write": lambda *a, **k: WriteResult(ref="r", status="weird", content_sha256="0")},  # type: ignore[arg-type]
+            "provider_unavailable",
+            "provider_answer_malformed",
+        ),
+        ({"read": _raise}, "provider_unavailable", "provider_read_failed"),
+        ({"read": lambda *a, **k: None}, "provider_unavailable", "provider_read_failed"),
+        (
+            {"read": lambda self, **k: ReadResult(ref=k["ref"], found=False)},
+            "readback_unverified",
+            "exact_provider_readback_unverified",
+        ),
+        (
+            {
+                "read": lambda self, **k: ReadResult(
+                    ref="elsewhere", found=True, content=InMemoryProvider.read(self, **k).content
+                )
+            },
+            "readback_unverified",
+            "exact_provider_readback_unverified",
+        ),
+        ({"search": _raise}, "provider_unavailable", "provider_verification_recall_failed"),
+    ],
+)
+def test_every_provider_misbehaviour_fails_open(
+    replace: dict[str, Any], status: str, reason: str
+) -> None:
+    receipt = ingest_hard(provider=_Wrapped(**replace))
+    assert receipt.status == status
+    assert receipt.reason_codes == (reason,)
+    assert not receipt.memory_available_for_recall
+    _valid(receipt)
+
+
+def test_a_readback_that_differs_only_by_a_trailing_newline_is_still_exact() -> None:
+    """The digest is over canonical text (reference §8.3)."""
+
+    def newline(self: InMemoryProvider, **kwargs: Any) -> ReadResult:
+        read = InMemoryProvider.read(self, **kwargs)
+        return ReadResult(ref=read.ref, found=True, content=(read.content or "") + "\n")
+
+    receipt = ingest_hard(provider=_Wrapped(read=newline))
+    assert receipt.status == "activated"
+
+
+def test_a_mutated_readback_is_never_activated() -> None:
+    def mutate(self: InMemoryProvider, **kwargs: Any) -> ReadResult:
+        read = InMemoryProvider.read(self, **kwargs)
+        assert read.content is not None
+        data = json.loads(read.content)
+        data["review"]["reasoning_summary"] = "Changed by the provider."
+        return ReadResult(ref=read.ref, found=True, content=json.dumps(data))
+
+    receipt = ingest_hard(provider=_Wrapped(read=mutate))
+    assert receipt.status == "readback_unverified"
+    assert receipt.external_writes_performed  # written, but not available
+
+
+def test_every_status_is_reachable_and_has_its_reasons() -> None:
+    seen = {
+        ingest_hard().status,
+        ingest_hard(provider=InMemoryProvider()).status,
+        ingest_hard(provider=InMemoryProvider(), authority=None).status,
+        ingest_hard(provider=InMemoryProvider(unavailable=True)).status,
+        ingest_hard(provider=InMemoryProvider(corrupt_readback=True)).status,
+        ingest_hard(provider=InMemoryProvider(search_misses=True)).status,
+    }
+    provider = InMemoryProvider()
+    ingest_hard(provider=provider)
+    seen.add(ingest_hard(provider=provider, observed_at="2026-11-01T12:00:01Z").status)
+    assert seen == set(INGEST_STATUSES)
+    assert set(STATUS_REASON_CODES) | {"guard_blocked"} == set(INGEST_STATUSES)
+
+
+# -- the invariant: activated only with an exact readback --------------------------------
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    mutation=st.sampled_from(["none", "flip", "append", "drop", "other_record"]),
+    found=st.booleans(),
+    same_ref=st.booleans(),
+    search_misses=st.booleans(),
+)
+def test_nothing_is_activated_unless_it_reads_back_exactly(
+    mutation: str, found: bool, same_ref: bool, search_misses: bool
+) -> None:
+    other = ingest_soft  # a second, valid record in another scope: never the one we wrote
+
+    def read(self: InMemoryProvider, **kwargs: Any) -> ReadResult:
+        real = InMemoryProvider.read(self, **kwargs)
+        content = real.content or ""
+        if mutation == "flip":
+            content = content.replace("Keep", "Kept", 1)
+        elif mutation == "append":
+            content = content + " "
+        elif mutation == "drop":
+            content = content[:-1]
+        elif mutation == "other_record":
+            content = content.replace("issue_fix_policies", "another_corpus")
+        return ReadResult(
+            ref=real.ref if same_ref else real.ref + "x", found=found, content=content
+        )
+
+    provider = _Wrapped(read=read)
+    if search_misses:
+        provider.set_faults(search_misses=True)
+    receipt = ingest_hard(provider=provider)
+    exact = mutation == "none" and found and same_ref
+    assert (receipt.status == "activated") == (exact and not search_misses)
+    assert receipt.memory_available_for_recall == (receipt.status == "activated")
+    del other
+
+
+# -- sqlite, async, programmer errors ----------------------------------------------------
+
+
+def test_sqlite_store_activates_and_replays(tmp_path: Any) -> None:
+    from reward_memory.providers.discovery import get_provider
+
+    corpus = hard_corpus(provider_id="sqlite")
+    binding = hard_binding(provider_id="sqlite")
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    provider = get_provider(url)
+    try:
+        first = ingest_hard(provider=provider, corpus=corpus, binding=binding)
+        assert first.status == "activated"
+        assert not first.deduplicated
+    finally:
+        provider.close()
+    reopened = get_provider(url)  # a new connection: the record survived
+    try:
+        again = ingest_hard(provider=reopened, corpus=corpus, binding=binding)
+        assert again.status == "activated"
+        assert again.deduplicated
+        assert reopened.inventory(scope=binding.provider_scope).record_count == 1
+    finally:
+        reopened.close()
+
+
+def test_a_revised_policy_on_sqlite_activates_its_own_target(tmp_path: Any) -> None:
+    from reward_memory.providers.discovery import get_provider
+
+    corpus = hard_corpus(provider_id="sqlite")
+    binding = hard_binding(provider_id="sqlite")
+    provider = get_provider(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        old = ingest_hard(provider=provider, corpus=corpus, binding=binding)
+        new = ingest_hard(
+            provider=provider,
+            corpus=corpus,
+            binding=binding,
+            standing_policy=hard_policy(reviewer_ref="reviewer:someone-new"),
+        )
+        assert old.status == new.status == "activated"
+        assert old.target_ref != new.target_ref
+        assert provider.inventory(scope=binding.provider_scope).record_count == 2
+    finally:
+        provider.close()
+
+
+def test_aingest_is_the_async_twin() -> None:
+    provider = InMemoryProvider()
+    receipt = asyncio.run(
+        aingest(
+            soft_event_data(),
+            adapter="scoped_feedback",
+            corpus=soft_corpus(),
+            standing_policy=soft_policy_data(),
+            binding=soft_binding(),
+            provider=provider,
+            authority=None,
+            observed_at=OBSERVED,
+            execute=True,
+            now=NOW,
+        )
+    )
+    assert receipt.status == "activated"
+    assert not receipt.deduplicated
+    replay = ingest_soft(provider=provider)
+    assert replay.deduplicated
+    assert (replay.target_ref, replay.activation_ref) == (
+        receipt.target_ref,
+        receipt.activation_ref,
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "path"),
+    [
+        ({"adapter": "openviking"}, "adapter"),
+        ({"corpus": {"corpus_id": "x"}}, "corpus"),
+        ({"binding": None}, "binding"),
+        ({"authority": object()}, "authority"),
+        ({"observed_at": "yesterday"}, "observed_at"),
+        ({"observed_at": 12}, "observed_at"),
+        ({"execute": 1}, "execute"),
+        ({"execute": True, "provider": None}, "provider"),
+        ({"standing_policy": {"schema_version": "reward_memory_standing_policy_v0"}}, None),
+    ],
+)
+def test_programmer_errors_raise_typed_errors(changes: dict[str, Any], path: str | None) -> None:
+    with pytest.raises(RecordValidationError) as info:
+        ingest_hard(**changes)
+    if path is not None:
+        assert info.value.path == path
+
+
+def test_a_naive_clock_is_refused() -> None:
+    from datetime import datetime
+
+    with pytest.raises(RecordValidationError):
+        ingest_hard(now=datetime(2026, 1, 1))
