@@ -81,6 +81,16 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_recall_v0": "reward_memory.records.recall:RecallPacket",
     "reward_memory_application_v0": "reward_memory.records.application:ApplicationResult",
     "reward_memory_application_receipt_v0": "reward_memory.records.application:ApplicationReceipt",
+    "reward_memory_experiment_config_v1": "reward_memory.records.experiment:ExperimentConfig",
+    "reward_memory_activation_registry_v0": (
+        "reward_memory.records.activation_registry:ActivationRegistry"
+    ),
+    "reward_memory_activation_change_v0": (
+        "reward_memory.records.activation_registry:ActivationChange"
+    ),
+    "reward_memory_experiment_status_v1": (
+        "reward_memory.records.activation_registry:ExperimentStatus"
+    ),
 }
 
 

@@ -40,6 +40,14 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
         "propose and review a candidate (fixture or --input)",
     ),
     "recall": ("reward_memory.cli._recall", "guarded recall from one corpus and surface"),
+    "configure": (
+        "reward_memory.cli._configure",
+        "preview (or --execute) one goal's experimental activation",
+    ),
+    "experiment-status": (
+        "reward_memory.cli._experiment_status",
+        "resolve goal + agent + config v1 (no paths, no scope refs)",
+    ),
     "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
     "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
 }

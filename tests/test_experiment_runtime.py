@@ -1,0 +1,308 @@
+"""Resolving an experiment at run time, and its status packet.
+
+Contract: seeds, "Experimental activation": "Invalid or non-v1 configuration resolves
+unavailable with both automatic flags false."; "experiment-status reports the v1 config
+schema, corpus/surface counts, recall-profile ids, and the effective automatic policy without
+exposing scope refs"; DESIGN.md §4: "no exception from a provider escapes"; reference §10.3:
+a surface lists its corpora, "LoopX never discovers routes by scanning all corpora".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _experiment_support import (
+    PLANNING,
+    SCOPES,
+    SUMMARY,
+    activation_data,
+    config_data,
+    experiment_dir,
+    write_json,
+)
+from reward_memory import schemas, wire
+from reward_memory.errors import RecordValidationError
+from reward_memory.experiment import (
+    ExperimentRuntime,
+    experiment_status,
+    load_experiment_config,
+    resolve_experiment,
+    runtime_from_records,
+)
+from reward_memory.records.activation_registry import ActivationGoal, ExperimentStatus
+from reward_memory.records.recall import ProviderBinding
+from reward_memory.testing import InMemoryProvider
+
+AGENT = "agent:patcher"
+
+
+def _resolve(activation: Path, *, goal_id: str = "issue-fix", agent_id: str = AGENT) -> Any:
+    return resolve_experiment(activation, goal_id=goal_id, agent_id=agent_id)
+
+
+def _unavailable(runtime: ExperimentRuntime, reason: str, status: str) -> None:
+    assert (runtime.available, runtime.reason_code, runtime.status) == (False, reason, status)
+    assert (runtime.automatic_recall, runtime.automatic_ingest, runtime.fail_open) == (
+        False,
+        False,
+        True,
+    )
+    assert runtime.config is None
+    assert runtime.surface_ids == ()
+    with pytest.raises(RecordValidationError) as info:
+        runtime.surface(PLANNING)
+    assert info.value.code == "experiment_unavailable"
+    packet = experiment_status(runtime)
+    assert (packet.available, packet.automatic_recall, packet.automatic_ingest) == (
+        False,
+        False,
+        False,
+    )
+    assert packet.provider_health is None
+    schemas.validate(wire.dump(packet))
+
+
+def test_an_available_experiment_resolves(tmp_path: Path) -> None:
+    runtime = _resolve(experiment_dir(tmp_path))
+    assert (runtime.available, runtime.status, runtime.reason_code) == (True, "available", None)
+    # the config turns automatic recall on and leaves ingest off
+    assert (runtime.automatic_recall, runtime.automatic_ingest) == (True, False)
+    assert runtime.surface_ids == (PLANNING, SUMMARY)
+
+
+def test_the_missing_activation_file_is_unavailable(tmp_path: Path) -> None:
+    _unavailable(_resolve(tmp_path / "none.json"), "activation_missing", "disabled")
+
+
+def test_an_invalid_activation_file_is_unavailable(tmp_path: Path) -> None:
+    target = tmp_path / "activation.json"
+    target.write_text('{"schema_version": "reward_memory_activation_registry_v0", "x": 1}')
+    _unavailable(_resolve(target), "activation_invalid", "disabled")
+
+
+def test_an_unknown_goal_is_unavailable(tmp_path: Path) -> None:
+    _unavailable(
+        _resolve(experiment_dir(tmp_path), goal_id="other-goal"), "goal_not_configured", "disabled"
+    )
+
+
+def test_a_disabled_goal_is_unavailable(tmp_path: Path) -> None:
+    _unavailable(_resolve(experiment_dir(tmp_path, enabled=False)), "goal_disabled", "disabled")
+
+
+def test_a_non_experimental_goal_is_unavailable(tmp_path: Path) -> None:
+    _unavailable(
+        _resolve(experiment_dir(tmp_path, experimental=False)), "goal_not_experimental", "disabled"
+    )
+
+
+def test_an_agent_off_the_allowlist_is_unavailable(tmp_path: Path) -> None:
+    runtime = _resolve(experiment_dir(tmp_path), agent_id="agent:intruder")
+    _unavailable(runtime, "agent_not_allowlisted", "agent_not_enabled")
+    assert experiment_status(runtime).configured_for_agent is False
+
+
+def test_a_missing_config_is_unavailable(tmp_path: Path) -> None:
+    activation = write_json(tmp_path / "activation.json", activation_data())
+    _unavailable(_resolve(activation), "config_missing", "config_missing")
+
+
+def test_a_v0_config_is_unavailable(tmp_path: Path) -> None:
+    data = config_data()
+    data["schema_version"] = "reward_memory_experiment_config_v0"
+    runtime = _resolve(experiment_dir(tmp_path, config=data))
+    _unavailable(runtime, "config_version_unsupported", "config_invalid")
+    assert experiment_status(runtime).readback_status == "rejected"
+
+
+@pytest.mark.parametrize(
+    "broken", ["not json", "[]", '{"schema_version": "reward_memory_experiment_config_v1"}']
+)
+def test_an_invalid_config_is_unavailable_with_both_flags_false(
+    tmp_path: Path, broken: str
+) -> None:
+    activation = experiment_dir(tmp_path)
+    (tmp_path / "config.json").write_text(broken, encoding="utf-8")
+    _unavailable(_resolve(activation), "config_unavailable_or_invalid", "config_invalid")
+
+
+def test_a_config_that_breaks_a_rule_is_unavailable(tmp_path: Path) -> None:
+    data = config_data()
+    data["automation"]["fail_open"] = False  # and automatic_recall is on
+    _unavailable(
+        _resolve(experiment_dir(tmp_path, config=data)),
+        "config_unavailable_or_invalid",
+        "config_invalid",
+    )
+
+
+def test_programmer_errors_still_raise(tmp_path: Path) -> None:
+    activation = experiment_dir(tmp_path)
+    with pytest.raises(TypeError):
+        resolve_experiment(activation, goal_id=1, agent_id=AGENT)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        resolve_experiment(None, goal_id="g", agent_id=AGENT)  # type: ignore[arg-type]
+    with pytest.raises(RecordValidationError) as info:
+        resolve_experiment(activation, goal_id="issue-fix", agent_id="Not An Agent")
+    assert info.value.path == "$.agent_id"
+
+
+# -- surfaces ------------------------------------------------------------------------------
+
+
+def test_a_surface_resolves_to_its_corpora_in_configured_order(tmp_path: Path) -> None:
+    route = _resolve(experiment_dir(tmp_path)).surface(PLANNING)
+    assert [c.corpus_id for c in route.corpora] == ["issue_fix_policies", "issue_fix_policies_b"]
+    assert route.ingest.corpus_id == "issue_fix_policies"
+    assert route.ingest.standing_policy.policy_id == "policy:a"
+    assert route.adapter == "issue_fix_maintainer_feedback"
+    assert route.recall_profile.profile_id == "planning_v1"
+    binding = route.corpora[1].binding
+    assert binding == ProviderBinding(
+        corpus_id="issue_fix_policies_b",
+        provider_id="memory",
+        namespace="reward_memory",
+        scope_ref=SCOPES["issue_fix_policies_b"],
+    )
+
+
+def test_no_other_surface_or_adapter_is_inferred(tmp_path: Path) -> None:
+    runtime = _resolve(experiment_dir(tmp_path))
+    with pytest.raises(RecordValidationError) as info:
+        runtime.surface("semantic_preference.recall")
+    assert info.value.code == "surface_not_configured"
+    with pytest.raises(RecordValidationError) as info:
+        runtime.surface(PLANNING, adapter="scoped_feedback")
+    assert info.value.code == "adapter_route_mismatch"
+    assert runtime.surface(SUMMARY, adapter="scoped_feedback").surface_id == SUMMARY
+
+
+def test_a_runtime_from_records_in_code() -> None:
+    goal = ActivationGoal(
+        goal_id="issue-fix",
+        enabled=True,
+        experimental=True,
+        config_path="unused.json",
+        enabled_agents=(AGENT,),
+    )
+    config = load_experiment_config(config_data())
+    runtime = runtime_from_records(goal, config, agent_id=AGENT)
+    assert runtime.available
+    assert runtime.config is config
+    assert runtime_from_records(goal, None, agent_id=AGENT).reason_code == "config_missing"
+    broken = config_data()
+    del broken["surfaces"]
+    assert (
+        runtime_from_records(goal, broken, agent_id=AGENT).reason_code
+        == "config_unavailable_or_invalid"
+    )
+    assert (
+        runtime_from_records(None, config, agent_id=AGENT, goal_id="issue-fix").reason_code
+        == "goal_not_configured"
+    )
+
+
+# -- status --------------------------------------------------------------------------------
+
+
+def test_the_status_of_an_available_experiment(tmp_path: Path) -> None:
+    provider = InMemoryProvider()
+    packet = experiment_status(_resolve(experiment_dir(tmp_path)), provider=provider)
+    assert isinstance(packet, ExperimentStatus)
+    assert (packet.status, packet.available, packet.configured_for_agent) == (
+        "available",
+        True,
+        True,
+    )
+    assert packet.config_schema_version == "reward_memory_experiment_config_v1"
+    assert (packet.corpus_count, packet.surface_count) == (3, 2)
+    assert packet.corpus_ids == ("issue_fix_policies", "issue_fix_policies_b", "review_prefs")
+    assert packet.recall_profile_ids == ("planning_v1", "summary_v1")
+    assert (packet.automatic_recall, packet.automatic_ingest, packet.fail_open) == (
+        True,
+        False,
+        True,
+    )
+    assert packet.provider_id == "memory"
+    assert packet.provider_health is not None
+    assert packet.provider_health.status == "available"
+    assert [c.record_count for c in packet.provider_health.corpora] == [0, 0, 0]
+    assert provider.call_count("inventory") == 3
+    assert provider.call_count("write") == 0
+    dumped = wire.dump(packet)
+    schemas.validate(dumped)
+    assert wire.load(dumped) == packet
+
+
+def test_the_status_never_shows_a_path_or_a_scope_ref(tmp_path: Path) -> None:
+    activation = experiment_dir(tmp_path / "private-place")
+    for runtime in (_resolve(activation), _resolve(activation, agent_id="agent:other")):
+        text = json.dumps(wire.dump(experiment_status(runtime, provider=InMemoryProvider())))
+        assert "private-place" not in text
+        assert "config.json" not in text
+        assert str(tmp_path) not in text
+        for scope_ref in SCOPES.values():
+            assert scope_ref not in text
+        assert "scope_ref" not in text
+        assert "policy:a" not in text  # nor the standing policies
+
+
+@pytest.mark.parametrize(
+    ("fault", "status"),
+    [("unavailable", "provider_unavailable"), ("times_out", "provider_timeout")],
+)
+def test_provider_failures_are_a_health_status(tmp_path: Path, fault: str, status: str) -> None:
+    provider = InMemoryProvider()
+    runtime = _resolve(experiment_dir(tmp_path))
+    with provider.set_faults(**{fault: True}):
+        packet = experiment_status(runtime, provider=provider)
+    assert packet.available  # the experiment is configured; the store is not reachable
+    assert packet.provider_health is not None
+    assert packet.provider_health.status == status
+    assert packet.provider_health.corpora == ()
+
+
+def test_a_provider_that_raises_anything_is_failed_not_a_crash(tmp_path: Path) -> None:
+    class Broken(InMemoryProvider):
+        def inventory(self, **_: Any) -> Any:
+            raise RuntimeError("boom")
+
+    packet = experiment_status(_resolve(experiment_dir(tmp_path)), provider=Broken())
+    assert packet.provider_health is not None
+    assert packet.provider_health.status == "failed"
+
+
+def test_an_uninstalled_provider_is_load_failed(tmp_path: Path) -> None:
+    data = json.loads(json.dumps(config_data()).replace('"memory"', '"not-installed"'))
+    packet = experiment_status(_resolve(experiment_dir(tmp_path, config=data)))
+    assert packet.provider_id == "not-installed"
+    assert packet.provider_health is not None
+    assert packet.provider_health.status == "load_failed"
+
+
+def test_discovery_builds_the_configured_provider(tmp_path: Path) -> None:
+    packet = experiment_status(_resolve(experiment_dir(tmp_path)))
+    assert packet.provider_health is not None
+    assert packet.provider_health.status == "available"
+    skipped = experiment_status(_resolve(experiment_dir(tmp_path)), check_provider=False)
+    assert skipped.provider_health is not None
+    assert skipped.provider_health.status == "not_checked"
+
+
+def test_the_status_packet_refuses_flags_on_when_unavailable() -> None:
+    with pytest.raises(RecordValidationError):
+        ExperimentStatus(
+            goal_id="g",
+            agent_id=AGENT,
+            status="disabled",
+            available=False,
+            experimental=True,
+            enabled=False,
+            configured_for_agent=False,
+            config_pointer_registered=True,
+            automatic_recall=True,
+        )
