@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from reward_memory.activation import activate
     from reward_memory.application import apply
     from reward_memory.architecture import architecture_contract
+    from reward_memory.author import Experiment, open_experiment, open_experiment_from
     from reward_memory.candidates import propose, review
     from reward_memory.errors import (
         ProviderConfigError,
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
         recall,
     )
     from reward_memory.health import classify_health
+    from reward_memory.hooks import RecallContext
+    from reward_memory.ingestion import aingest, ingest
     from reward_memory.providers.discovery import available_providers, get_provider
     from reward_memory.providers.spi import SPI_VERSION, Provider, ProviderScope
     from reward_memory.records.active import ActiveRecord
@@ -61,6 +64,7 @@ __all__ = [
     "AuthorityCheckpoint",
     "CorpusDeclaration",
     "DurableEnvelope",
+    "Experiment",
     "FreshnessContext",
     "HealthObservation",
     "Proposal",
@@ -74,6 +78,7 @@ __all__ = [
     "ProviderScope",
     "ProviderUnavailable",
     "ReadAuthorityCheckpoint",
+    "RecallContext",
     "RecallQuery",
     "RecallRequest",
     "RecallSession",
@@ -84,6 +89,7 @@ __all__ = [
     "UnsafeTextError",
     "__version__",
     "activate",
+    "aingest",
     "apply",
     "architecture_contract",
     "arecall",
@@ -93,6 +99,9 @@ __all__ = [
     "classify_health",
     "execute_recall",
     "get_provider",
+    "ingest",
+    "open_experiment",
+    "open_experiment_from",
     "propose",
     "recall",
     "reference_registry",
@@ -105,6 +114,7 @@ _LAZY: dict[str, str] = {
     "AuthorityCheckpoint": "reward_memory.records.candidate",
     "CorpusDeclaration": "reward_memory.records.corpus",
     "DurableEnvelope": "reward_memory.records.envelope",
+    "Experiment": "reward_memory.author",
     "FreshnessContext": "reward_memory.records.recall",
     "HealthObservation": "reward_memory.records.health",
     "Proposal": "reward_memory.records.candidate",
@@ -118,6 +128,7 @@ _LAZY: dict[str, str] = {
     "ProviderScope": "reward_memory.providers.spi",
     "ProviderUnavailable": "reward_memory.errors",
     "ReadAuthorityCheckpoint": "reward_memory.records.recall",
+    "RecallContext": "reward_memory.hooks",
     "RecallQuery": "reward_memory.records.recall",
     "RecallRequest": "reward_memory.records.recall",
     "RecallSession": "reward_memory.guarded_recall",
@@ -128,6 +139,7 @@ _LAZY: dict[str, str] = {
     "SchemaError": "reward_memory.errors",
     "UnsafeTextError": "reward_memory.errors",
     "activate": "reward_memory.activation",
+    "aingest": "reward_memory.ingestion",
     "apply": "reward_memory.application",
     "architecture_contract": "reward_memory.architecture",
     "arecall": "reward_memory.guarded_recall",
@@ -137,6 +149,9 @@ _LAZY: dict[str, str] = {
     "classify_health": "reward_memory.health",
     "execute_recall": "reward_memory.guarded_recall",
     "get_provider": "reward_memory.providers.discovery",
+    "ingest": "reward_memory.ingestion",
+    "open_experiment": "reward_memory.author",
+    "open_experiment_from": "reward_memory.author",
     "propose": "reward_memory.candidates",
     "recall": "reward_memory.guarded_recall",
     "reference_registry": "reward_memory.registry",
