@@ -1,0 +1,250 @@
+"""Runtime hooks (issue 8 item 7; reference §10.5-10.6 with gap 6 fixed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from _hooks_support import (
+    NOW,
+    OBSERVED,
+    A,
+    B,
+    C,
+    applying,
+    authority,
+    context,
+    hard_event,
+    read_checkpoint,
+    runtime,
+    seeded,
+)
+from _experiment_support import PLANNING
+
+from reward_memory import schemas, wire
+from reward_memory.hooks import automatic_ingest, automatic_recall
+from reward_memory.testing import InMemoryProvider
+
+
+def _recall(rt: Any, provider: Any, **changes: Any) -> Any:
+    arguments: dict[str, Any] = {
+        "queries": ["scope selection"],
+        "base_output": {"plan": 1},
+        "checkpoints": read_checkpoint,
+        "context": context(),
+        "application_id": "app-1",
+        "apply_memory": applying,
+        "provider": provider,
+        "now": NOW,
+    }
+    arguments.update(changes)
+    outcome = automatic_recall(rt, PLANNING, **arguments)
+    data = wire.dump(outcome.packet)
+    schemas.validate(data, "reward_memory_automatic_recall_hook_v0")
+    assert wire.load(data) == outcome.packet
+    return outcome
+
+
+def test_walk_passes_a_blocked_and_an_unavailable_corpus_to_a_later_hit() -> None:
+    """'Automatic recall walks a surface's corpora in configured order, passes over
+    blocked or unavailable ones, stops at the first exact-readback hit.'"""
+    rt = runtime()
+    good = seeded(rt)
+    broken = InMemoryProvider()
+    broken.set_faults(unavailable=True)
+    untouched = InMemoryProvider()
+    outcome = _recall(
+        rt,
+        {A: untouched, B: broken, C: good},
+        checkpoints=lambda route: None if route.corpus_id == A else read_checkpoint(route),
+    )
+    assert [p.status for p in outcome.packet.recall_attempts] == [
+        "guard_blocked",
+        "provider_unavailable",
+        "completed",
+    ]
+    assert outcome.status == "applied"
+    assert outcome.output == {"plan": 1, "memory": True}
+    assert outcome.packet.hit_corpus_id == C
+    assert untouched.calls == ()  # blocked: zero provider calls
+    telemetry = outcome.packet.telemetry
+    assert telemetry.configured_corpus_count == telemetry.attempted_corpus_count == 3
+    assert telemetry.result_readback_verified is True
+    assert 0 < telemetry.provider_call_count <= telemetry.provider_call_cap
+    assert outcome.packet.application is not None
+    assert outcome.packet.application.outcome == "applied"
+
+
+def test_walk_stops_at_the_first_hit() -> None:
+    rt = runtime(ingest_corpus=A)
+    first = seeded(rt)
+    later = InMemoryProvider()
+    outcome = _recall(rt, {A: first, B: later, C: later})
+    assert outcome.status == "applied"
+    assert outcome.packet.telemetry.attempted_corpus_count == 1
+    assert later.calls == ()
+
+
+def test_no_hit_with_an_unavailable_corpus_is_provider_unavailable_and_keeps_the_base() -> None:
+    rt = runtime()
+    broken = InMemoryProvider()
+    broken.set_faults(unavailable=True)
+    base = {"plan": 1}
+    outcome = _recall(rt, broken, base_output=base)
+    assert outcome.status == "provider_unavailable"
+    assert outcome.output is base
+    assert outcome.packet.fail_open_preserved_base is True
+
+
+def test_no_hit_at_all_is_not_available() -> None:
+    outcome = _recall(runtime(), InMemoryProvider())
+    assert outcome.status == "not_available"
+    assert [p.status for p in outcome.packet.recall_attempts] == ["empty"] * 3
+
+
+def test_every_corpus_blocked_is_not_available_with_zero_calls() -> None:
+    provider = InMemoryProvider()
+    outcome = _recall(runtime(), provider, checkpoints={})
+    assert outcome.status == "not_available"
+    assert outcome.packet.reason_code == "every_corpus_guard_blocked"
+    assert provider.calls == ()
+
+
+def test_a_hit_without_a_callback_is_available_not_applied() -> None:
+    rt = runtime()
+    outcome = _recall(rt, seeded(rt), apply_memory=None)
+    assert outcome.status == "available_not_applied"
+
+
+def test_a_failing_callback_is_failed_and_keeps_the_base() -> None:
+    rt = runtime()
+
+    def broken(base: Any, items: Any) -> Any:
+        raise RuntimeError("model down")
+
+    base = {"plan": 1}
+    outcome = _recall(rt, seeded(rt), apply_memory=broken, base_output=base)
+    assert outcome.status == "failed"
+    assert outcome.output is base
+
+
+@pytest.mark.parametrize(
+    "queries",
+    [["one", "two"], [], "scope selection", None, [42]],
+    ids=["over_cap", "none", "string", "null", "not_a_query"],
+)
+def test_the_query_cap_is_guard_rejected_with_zero_calls(queries: Any) -> None:
+    """'respects the query cap' (function_boundary: exactly one query)."""
+    provider = InMemoryProvider()
+    outcome = _recall(runtime(), provider, queries=queries)
+    assert outcome.status == "guard_rejected"
+    assert outcome.packet.reason_code == "surface_profile_or_query_invalid"
+    assert provider.calls == ()
+
+
+def test_an_unconfigured_surface_is_guard_rejected() -> None:
+    provider = InMemoryProvider()
+    outcome = automatic_recall(
+        runtime(), "other.surface", queries=["q"], base_output=1, checkpoints={},
+        context=context(), application_id="app-1", provider=provider, now=NOW,
+    )
+    assert outcome.status == "guard_rejected"
+    assert provider.calls == ()
+
+
+def test_an_invalid_context_is_guard_rejected() -> None:
+    provider = InMemoryProvider()
+    outcome = _recall(runtime(), provider, context={"workspace_ref": "x"})
+    assert outcome.status == "guard_rejected"
+    assert outcome.packet.reason_code == "exact_corpus_request_invalid"
+    assert provider.calls == ()
+
+
+@pytest.mark.parametrize("agent", ["agent:patcher", "agent:stranger"])
+def test_disabled_makes_zero_provider_calls(agent: str) -> None:
+    """'Both run only when their flag is on and the agent is allowlisted; otherwise
+    disabled with zero provider calls.'"""
+    rt = runtime(agent, recall=agent == "agent:stranger", ingest=agent == "agent:stranger")
+    provider = InMemoryProvider()
+    assert _recall(rt, provider).status == "disabled"
+    hook = automatic_ingest(
+        rt, PLANNING, hard_event(), authority=authority(), observed_at=OBSERVED,
+        execute=True, provider=provider, now=NOW,
+    )
+    assert hook.status == "disabled"
+    assert hook.receipt is None
+    assert provider.calls == ()
+
+
+def _ingest(rt: Any, provider: Any, event: Any = None, **changes: Any) -> Any:
+    arguments: dict[str, Any] = {
+        "authority": authority(),
+        "observed_at": OBSERVED,
+        "execute": True,
+        "provider": provider,
+        "now": NOW,
+    }
+    arguments.update(changes)
+    hook = automatic_ingest(rt, PLANNING, hard_event() if event is None else event, **arguments)
+    data = wire.dump(hook)
+    schemas.validate(data, "reward_memory_automatic_ingest_hook_v0")
+    assert wire.load(data) == hook
+    return hook
+
+
+def test_ingest_hook_activates_then_replays_deduplicated() -> None:
+    rt = runtime()
+    provider = InMemoryProvider()
+    first = _ingest(rt, provider)
+    assert first.status == "activated"
+    assert first.telemetry.provider_sync_count == 1
+    assert first.telemetry.exact_readback_verified is True
+    assert first.external_writes_performed is True
+    again = _ingest(rt, provider)
+    assert again.status == "activated"
+    assert again.telemetry.deduplicated is True
+    assert again.external_writes_performed is False
+
+
+def test_ingest_hook_dry_run_is_planned_with_zero_calls() -> None:
+    provider = InMemoryProvider()
+    hook = _ingest(runtime(), provider, execute=False)
+    assert hook.status == "planned"
+    assert hook.telemetry.provider_sync_count == 0
+    assert provider.calls == ()
+
+
+def test_ingest_hook_refuses_an_event_for_another_surface() -> None:
+    provider = InMemoryProvider()
+    event = hard_event(surface_id="other.surface")
+    hook = _ingest(runtime(), provider, event)
+    assert hook.status == "guard_rejected"
+    assert hook.reason_code == "compact_actor_scoped_event_required"
+    assert provider.calls == ()
+
+
+def test_ingest_hook_raw_event_is_guard_blocked_before_any_call() -> None:
+    from _ingest_support import hard_event_data
+
+    provider = InMemoryProvider()
+    hook = _ingest(runtime(), provider, hard_event_data(raw_content_captured=True))
+    assert hook.status == "guard_blocked"
+    assert provider.calls == ()
+
+
+def test_ingest_hook_unavailable_provider_fails_open() -> None:
+    provider = InMemoryProvider()
+    provider.set_faults(unavailable=True)
+    hook = _ingest(runtime(), provider)
+    assert hook.status == "provider_unavailable"
+    assert hook.telemetry.provider_available is False
+
+
+def test_ingest_hook_without_a_provider_fails_open() -> None:
+    hook = _ingest(runtime(), None)
+    assert hook.status == "provider_unavailable"
+
+
+def test_ingest_hook_without_authority_is_guard_blocked() -> None:
+    hook = _ingest(runtime(), InMemoryProvider(), authority=None)
+    assert hook.status == "guard_blocked"
