@@ -6,7 +6,6 @@ from typing import Any
 
 from _experiment_support import PLANNING, PROJECT, SCOPES, WORKSPACE, config_data, corpus, policy
 from _ingest_support import NOW, OBSERVED, authority, hard_event
-
 from reward_memory.experiment import CorpusRoute, ExperimentRuntime, runtime_from_records
 from reward_memory.hooks import RecallContext
 from reward_memory.records.activation_registry import ActivationGoal
@@ -19,7 +18,9 @@ A, B, C = "issue_fix_policies", "issue_fix_policies_b", "issue_fix_policies_c"
 SCOPE_C = "repository:example/reward-memory/issue-fix-policies-c"
 
 
-def walk_config(*, recall: bool = True, ingest: bool = True, ingest_corpus: str = C) -> dict[str, Any]:
+def walk_config(
+    *, recall: bool = True, ingest: bool = True, ingest_corpus: str = C
+) -> dict[str, Any]:
     data = config_data()
     data["project_provider_binding"]["corpus_scopes"].append({"corpus_id": C, "scope_ref": SCOPE_C})
     entry = {
@@ -75,8 +76,14 @@ def seeded(rt: ExperimentRuntime) -> InMemoryProvider:
 
     provider = InMemoryProvider()
     hook = automatic_ingest(
-        rt, PLANNING, hard_event(), authority=authority(), observed_at=OBSERVED,
-        execute=True, provider=provider, now=NOW,
+        rt,
+        PLANNING,
+        hard_event(),
+        authority=authority(),
+        observed_at=OBSERVED,
+        execute=True,
+        provider=provider,
+        now=NOW,
     )
     assert hook.status == "activated", hook
     return provider

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from _experiment_support import PLANNING
 from _hooks_support import (
     NOW,
     OBSERVED,
@@ -19,8 +21,6 @@ from _hooks_support import (
     runtime,
     seeded,
 )
-from _experiment_support import PLANNING
-
 from reward_memory import schemas, wire
 from reward_memory.hooks import automatic_ingest, automatic_recall
 from reward_memory.testing import InMemoryProvider
@@ -145,8 +145,15 @@ def test_the_query_cap_is_guard_rejected_with_zero_calls(queries: Any) -> None:
 def test_an_unconfigured_surface_is_guard_rejected() -> None:
     provider = InMemoryProvider()
     outcome = automatic_recall(
-        runtime(), "other.surface", queries=["q"], base_output=1, checkpoints={},
-        context=context(), application_id="app-1", provider=provider, now=NOW,
+        runtime(),
+        "other.surface",
+        queries=["q"],
+        base_output=1,
+        checkpoints={},
+        context=context(),
+        application_id="app-1",
+        provider=provider,
+        now=NOW,
     )
     assert outcome.status == "guard_rejected"
     assert provider.calls == ()
@@ -168,8 +175,14 @@ def test_disabled_makes_zero_provider_calls(agent: str) -> None:
     provider = InMemoryProvider()
     assert _recall(rt, provider).status == "disabled"
     hook = automatic_ingest(
-        rt, PLANNING, hard_event(), authority=authority(), observed_at=OBSERVED,
-        execute=True, provider=provider, now=NOW,
+        rt,
+        PLANNING,
+        hard_event(),
+        authority=authority(),
+        observed_at=OBSERVED,
+        execute=True,
+        provider=provider,
+        now=NOW,
     )
     assert hook.status == "disabled"
     assert hook.receipt is None
