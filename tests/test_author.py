@@ -17,6 +17,9 @@ from _hooks_support import (
     NOW,
     OBSERVED,
     SCOPE_C,
+    A,
+    B,
+    C,
     applying,
     authority,
     goal,
@@ -53,13 +56,9 @@ def _open(tmp_path: Path, provider: Any = None, **kwargs: Any) -> rm.Experiment:
     activation = tmp_path / "activation.json"
     activation.write_text(json.dumps(activation_data()), encoding="utf-8")
     kwargs.setdefault("read_authority", _reader)
+    kwargs.setdefault("authority", authority())
     return rm.open_experiment(
-        activation,
-        goal_id="issue-fix",
-        agent_id="agent:patcher",
-        authority=authority(),
-        provider=provider,
-        **kwargs,
+        activation, goal_id="issue-fix", agent_id="agent:patcher", provider=provider, **kwargs
     )
 
 
@@ -292,3 +291,84 @@ def test_async_twins_and_an_async_boundary() -> None:
     assert hook.status == "activated"
     assert outcome.status == "applied"
     assert planned == {"plan": "scope selection", "memory": True}
+
+
+class _ReadingAuthority:
+    """An authority source with the optional read extension (answers for one corpus only)."""
+
+    def __init__(self, corpus_id: str) -> None:
+        self._inner = authority()
+        self._corpus_id = corpus_id
+        self.asked: list[str] = []
+
+    @property
+    def source_ref(self) -> str:
+        return self._inner.source_ref
+
+    def checkpoint_for(self, **claims: Any) -> Any:
+        return self._inner.checkpoint_for(**claims)
+
+    def read_checkpoint_for(
+        self, *, corpus: Any, surface_id: str, context: Any, agent_id: str, now: Any
+    ) -> Any:
+        self.asked.append(corpus.corpus_id)
+        if corpus.corpus_id != self._corpus_id or agent_id != "agent:patcher":
+            return None
+        return _reader(corpus, surface_id, context)
+
+
+@pytest.mark.parametrize(("answers_for", "status"), [(C, "applied"), (A, "not_available")])
+def test_the_read_checkpoint_comes_from_the_authority_source(answers_for: str, status: str) -> None:
+    source = _ReadingAuthority(answers_for)
+    memory = rm.open_experiment_from(
+        goal(),
+        walk_config(),
+        agent_id="agent:patcher",
+        authority=source,
+        provider=InMemoryProvider(),
+    )
+    assert memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW).status == (
+        "activated"
+    )
+    outcome = memory.recall(
+        PLANNING,
+        queries=["scope selection"],
+        base_output={"plan": 1},
+        apply_memory=applying,
+        application_id="app-1",
+        now=NOW,
+    )
+    assert outcome.status == status
+    assert source.asked == [A, B, C]
+
+
+def test_open_experiment_reads_an_authority_map_file(tmp_path: Path) -> None:
+    from reward_memory import wire
+
+    path = tmp_path / "authority.json"
+    path.write_text(json.dumps(wire.dump(authority().record)), encoding="utf-8")
+    memory = _open(tmp_path, InMemoryProvider(), authority=path)
+    assert memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW).status == (
+        "activated"
+    )
+
+
+def test_a_missing_activation_file_is_unavailable_never_an_exception(tmp_path: Path) -> None:
+    memory = rm.open_experiment(
+        tmp_path / "absent.json", goal_id="issue-fix", agent_id="agent:patcher", authority=None
+    )
+    assert memory.available is False
+    assert memory.status().status == "disabled"
+    assert memory.ingest(hard_event(), execute=True, now=NOW).status == "disabled"
+
+
+def test_status_reports_an_unbuildable_provider_as_a_health_status() -> None:
+    data = walk_config()
+    data["project_provider_binding"]["provider_id"] = "no_such_provider"
+    for entry in data["corpora"]:
+        entry["corpus"]["provider_id"] = "no_such_provider"
+    memory = rm.open_experiment_from(goal(), data, agent_id="agent:patcher", authority=authority())
+    assert memory.available is True
+    assert memory.status().provider_health.status == "provider_unavailable"
+    hook = memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    assert hook.status == "provider_unavailable"

@@ -261,3 +261,145 @@ def test_ingest_hook_without_a_provider_fails_open() -> None:
 def test_ingest_hook_without_authority_is_guard_blocked() -> None:
     hook = _ingest(runtime(), InMemoryProvider(), authority=None)
     assert hook.status == "guard_blocked"
+
+
+@pytest.mark.parametrize("outcome", ["ignored", "refuted"])
+def test_ignored_and_refuted_keep_the_base(outcome: str) -> None:
+    rt = runtime()
+
+    def decide(base: Any, items: Any) -> dict[str, Any]:
+        return {
+            "outcome": outcome,
+            "output": base,
+            "memory_refs": [items[0].memory_ref],
+            "reasoning_summary": "The plan already covers this correction.",
+            "current_artifact_verified": True,
+        }
+
+    base = {"plan": 1}
+    result = _recall(rt, seeded(rt), apply_memory=decide, base_output=base)
+    assert result.status == outcome
+    assert result.output is base
+    assert result.receipt is not None
+    assert result.receipt.outcome == outcome
+
+
+def test_a_search_that_misses_is_no_exact_readback_hit() -> None:
+    rt = runtime()
+    provider = seeded(rt)
+    provider.set_faults(search_misses=True)
+    result = _recall(rt, provider)
+    assert result.status == "not_available"
+    assert result.packet.reason_code == "no_exact_readback_hit"
+
+
+def test_a_corpus_whose_recall_raises_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: nothing a corpus's recall does escapes the walk."""
+    from reward_memory import guarded_recall
+
+    def explode(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(guarded_recall, "recall", explode)
+    base = {"plan": 1}
+    result = _recall(runtime(), InMemoryProvider(), base_output=base)
+    assert result.status == "not_available"
+    assert result.packet.reason_code == "no_corpus_recall_completed"
+    assert result.packet.telemetry.attempted_corpus_count == 0
+    assert result.output is base
+
+
+def test_disabled_reason_codes() -> None:
+    off = runtime(recall=False, ingest=False)
+    assert _recall(off, InMemoryProvider()).packet.reason_code == "automatic_recall_disabled"
+    assert _ingest(off, InMemoryProvider()).reason_code == "automatic_ingest_disabled"
+    stranger = runtime("agent:stranger")
+    assert _recall(stranger, InMemoryProvider()).packet.reason_code == "agent_not_allowlisted"
+    assert _ingest(stranger, InMemoryProvider()).reason_code == "agent_not_allowlisted"
+
+
+@pytest.mark.parametrize(
+    ("faults", "status"),
+    [
+        ({"corrupt_readback": True}, "readback_unverified"),
+        ({"search_misses": True}, "committed_pending"),
+        ({"times_out": True}, "provider_unavailable"),
+    ],
+)
+def test_ingest_hook_fail_open_statuses(faults: dict[str, bool], status: str) -> None:
+    provider = InMemoryProvider()
+    provider.set_faults(**faults)
+    hook = _ingest(runtime(), provider)
+    assert hook.status == status
+    assert hook.telemetry.exact_readback_verified is False
+    assert hook.telemetry.provider_available is (status == "readback_unverified")
+
+
+def test_ingest_hook_retry_with_another_observed_at_is_a_conflict() -> None:
+    rt = runtime()
+    provider = InMemoryProvider()
+    assert _ingest(rt, provider).status == "activated"
+    hook = _ingest(rt, provider, observed_at="2026-11-01T13:00:00Z")
+    assert hook.status == "conflict"
+    assert hook.telemetry.deduplicated is False
+
+
+def test_ingest_hook_an_input_the_core_refuses_is_guard_rejected() -> None:
+    provider = InMemoryProvider()
+    hook = _ingest(runtime(), provider, observed_at="yesterday")
+    assert hook.status == "guard_rejected"
+    assert hook.reason_code == "compact_event_or_standing_policy_rejected"
+    assert provider.calls == ()
+
+
+def test_ingest_hook_an_unconfigured_surface_is_guard_rejected() -> None:
+    from reward_memory.hooks import run_ingest
+
+    provider = InMemoryProvider()
+    hook = run_ingest(
+        runtime(),
+        None,
+        hard_event(surface_id="other.surface"),
+        trigger="explicit",
+        authority=authority(),
+        observed_at=OBSERVED,
+        execute=True,
+        provider=provider,
+        now=NOW,
+    )
+    assert hook.status == "guard_rejected"
+    assert hook.reason_code == "surface_not_configured"
+    assert provider.calls == ()
+
+
+def test_hook_packets_hold_their_invariants() -> None:
+    from reward_memory.errors import RecordValidationError
+    from reward_memory.records.hooks import (
+        IngestHookPacket,
+        RecallHookPacket,
+        RecallHookTelemetry,
+    )
+
+    with pytest.raises(RecordValidationError):
+        RecallHookPacket(
+            surface_id=PLANNING,
+            trigger="automatic",
+            status="applied",
+            automatic_recall=True,
+            fail_open_preserved_base=True,
+        )
+    with pytest.raises(RecordValidationError):
+        RecallHookPacket(
+            surface_id=PLANNING,
+            trigger="automatic",
+            status="disabled",
+            automatic_recall=False,
+            fail_open_preserved_base=True,
+            telemetry=RecallHookTelemetry(provider_call_count=1, provider_call_cap=2),
+        )
+    with pytest.raises(RecordValidationError):
+        RecallHookTelemetry(provider_call_count=3, provider_call_cap=2)
+    with pytest.raises(RecordValidationError):
+        RecallHookTelemetry(attempted_corpus_count=1, configured_corpus_count=0)
+    with pytest.raises(RecordValidationError):
+        IngestHookPacket(trigger="explicit", status="activated", automatic_ingest=False)

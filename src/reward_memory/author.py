@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -61,7 +62,6 @@ from reward_memory.hooks import (
 )
 
 if TYPE_CHECKING:
-    import os
     from datetime import datetime
 
     from reward_memory.application import ApplyMemory
@@ -457,6 +457,16 @@ class Experiment:
         return decorate
 
 
+def _authority_source(
+    authority: AuthoritySource | str | os.PathLike[str] | None,
+) -> AuthoritySource | None:
+    if isinstance(authority, str | os.PathLike):
+        from reward_memory.authority import AuthorityMap  # noqa: PLC0415
+
+        return AuthorityMap.from_file(authority)
+    return authority
+
+
 def _value(value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return value(*args, **kwargs) if callable(value) else value
 
@@ -466,14 +476,25 @@ def open_experiment(
     *,
     goal_id: str,
     agent_id: str,
-    authority: AuthoritySource | None,
+    authority: AuthoritySource | str | os.PathLike[str] | None,
     read_authority: ReadAuthority | None = None,
     provider: Provider | None = None,
 ) -> Experiment:
-    """Open an experiment from an activation file (an unavailable one fails open, never raises)."""
+    """Open an experiment from an activation file.
+
+    A missing or invalid activation file, goal or config, or an agent not on
+    the allowlist, gives an unavailable experiment (every call ``disabled``,
+    zero provider calls) -- never an exception. ``authority`` is an
+    :class:`~reward_memory.authority.AuthoritySource` or the path of an
+    authority-map file (read now; a bad file raises
+    :class:`~reward_memory.errors.RecordValidationError`).
+    """
     runtime = resolve_experiment(activation_path, goal_id=goal_id, agent_id=agent_id)
     return Experiment(
-        runtime, authority=authority, read_authority=read_authority, provider=provider
+        runtime,
+        authority=_authority_source(authority),
+        read_authority=read_authority,
+        provider=provider,
     )
 
 
@@ -482,7 +503,7 @@ def open_experiment_from(
     config: ExperimentConfig | Mapping[str, Any] | None,
     *,
     agent_id: str,
-    authority: AuthoritySource | None,
+    authority: AuthoritySource | str | os.PathLike[str] | None,
     read_authority: ReadAuthority | None = None,
     provider: Provider | None = None,
     goal_id: str | None = None,
@@ -490,5 +511,8 @@ def open_experiment_from(
     """Open an experiment from records built in code (:func:`runtime_from_records`)."""
     runtime = runtime_from_records(goal, config, agent_id=agent_id, goal_id=goal_id)
     return Experiment(
-        runtime, authority=authority, read_authority=read_authority, provider=provider
+        runtime,
+        authority=_authority_source(authority),
+        read_authority=read_authority,
+        provider=provider,
     )

@@ -40,7 +40,7 @@ errors raise: a runtime that is not an :class:`ExperimentRuntime`, an
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Union
 
 import attrs
 
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from reward_memory.authority import AuthoritySource
     from reward_memory.guarded_recall import RecallSession
     from reward_memory.providers.spi import Provider
-    from reward_memory.records.application import ApplicationResult
+    from reward_memory.records.application import ApplicationReceipt, ApplicationResult
     from reward_memory.records.recall import RecallPacket
 
 __all__ = [
@@ -105,7 +105,8 @@ Checkpoints = (
     | Callable[[CorpusRoute], "ReadAuthorityCheckpoint | None"]
     | None
 )
-Providers = "Provider | Mapping[str, Provider] | None"
+# One provider for every corpus, or one per corpus id (a missing one is unavailable).
+Providers = Union["Provider", Mapping[str, "Provider"], None]
 
 
 @attrs.frozen(kw_only=True)
@@ -178,6 +179,16 @@ class RecallOutcome:
     def status(self) -> str:
         """The hook packet's status."""
         return self.packet.status
+
+    @property
+    def receipt(self) -> ApplicationReceipt | None:
+        """The application receipt (as on an application result), or ``None``."""
+        return self.packet.application
+
+    @property
+    def fail_open_preserved_base(self) -> bool:
+        """Whether ``output`` is the caller's base output."""
+        return self.packet.fail_open_preserved_base
 
 
 class _Absent:
@@ -304,7 +315,7 @@ def run_recall(
     application_id: str,
     artifact_ref: str | None = None,
     apply_memory: ApplyMemory | None = None,
-    provider: Any = None,
+    provider: Providers = None,
     now: datetime | None = None,
 ) -> RecallOutcome:
     """The walk behind :func:`automatic_recall` and the explicit ``Experiment.recall``."""
@@ -473,7 +484,7 @@ def automatic_recall(
     application_id: str,
     artifact_ref: str | None = None,
     apply_memory: ApplyMemory | None = None,
-    provider: Any = None,
+    provider: Providers = None,
     now: datetime | None = None,
 ) -> RecallOutcome:
     """The automatic recall hook (module docs): runs only when the flag is on.
