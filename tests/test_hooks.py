@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _experiment_support import PLANNING
 from _hooks_support import (
@@ -22,7 +25,7 @@ from _hooks_support import (
     seeded,
 )
 from reward_memory import schemas, wire
-from reward_memory.hooks import automatic_ingest, automatic_recall
+from reward_memory.hooks import RecallContext, automatic_ingest, automatic_recall
 from reward_memory.testing import InMemoryProvider
 
 
@@ -403,3 +406,89 @@ def test_hook_packets_hold_their_invariants() -> None:
         RecallHookTelemetry(attempted_corpus_count=1, configured_corpus_count=0)
     with pytest.raises(RecordValidationError):
         IngestHookPacket(trigger="explicit", status="activated", automatic_ingest=False)
+
+
+_SEEDED: dict[str, InMemoryProvider] = {}
+
+
+def _seeded_for(corpus_id: str) -> InMemoryProvider:
+    if corpus_id not in _SEEDED:
+        _SEEDED[corpus_id] = seeded(runtime(ingest_corpus=corpus_id))
+    return _SEEDED[corpus_id]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["blocked", "unavailable", "empty", "hit"]), min_size=3, max_size=3)
+)
+def test_the_walk_applies_the_first_hit_in_configured_order(states: list[str]) -> None:
+    """Whatever blocks or fails before it, the first hit in configured order is applied,
+    no later corpus is asked, and without a hit the base output stands."""
+    corpora = [A, B, C]
+    providers: dict[str, InMemoryProvider] = {}
+    for corpus_id, state in zip(corpora, states, strict=True):
+        if state == "hit":
+            providers[corpus_id] = _seeded_for(corpus_id)
+        else:
+            providers[corpus_id] = InMemoryProvider()
+            if state == "unavailable":
+                providers[corpus_id].set_faults(unavailable=True)
+    before = {corpus_id: len(p.calls) for corpus_id, p in providers.items()}
+    blocked = {c for c, s in zip(corpora, states, strict=True) if s == "blocked"}
+    base = {"plan": 1}
+    result = _recall(
+        runtime(),
+        providers,
+        base_output=base,
+        checkpoints=lambda route: None if route.corpus_id in blocked else read_checkpoint(route),
+    )
+    first = states.index("hit") if "hit" in states else None
+    if first is None:
+        expected = "provider_unavailable" if "unavailable" in states else "not_available"
+        assert result.status == expected
+        assert result.output is base
+        assert result.packet.telemetry.attempted_corpus_count == 3
+    else:
+        assert result.status == "applied"
+        assert result.packet.hit_corpus_id == corpora[first]
+        assert result.packet.telemetry.attempted_corpus_count == first + 1
+        for later in corpora[first + 1 :]:
+            assert len(providers[later].calls) == before[later]
+    for corpus_id in blocked:
+        assert len(providers[corpus_id].calls) == before[corpus_id]
+    telemetry = result.packet.telemetry
+    assert telemetry.provider_call_count <= telemetry.provider_call_cap
+
+
+def test_the_context_may_be_given_field_by_field_as_in_the_reference() -> None:
+    from _experiment_support import PROJECT, WORKSPACE
+
+    rt = runtime()
+    provider = seeded(rt)
+    fields: dict[str, Any] = {
+        "workspace_ref": WORKSPACE,
+        "project_ref": PROJECT,
+        "observed_at": "2026-11-02T09:00:00Z",
+        "freshness_context": {"source_truth_current": True, "age_seconds": 0},
+    }
+    assert _recall(rt, provider, context=None, **fields).status == "applied"
+    calls = len(provider.calls)
+    stale = {**fields, "freshness_context": {"source_truth_current": "yes"}}
+    result = _recall(rt, provider, context=None, **stale)
+    assert result.status == "guard_rejected"
+    assert result.packet.reason_code == "exact_corpus_request_invalid"
+    assert len(provider.calls) == calls
+
+
+def test_a_conflicted_context_blocks_every_corpus() -> None:
+    from _experiment_support import PROJECT, WORKSPACE
+
+    rt = runtime()
+    provider = seeded(rt)
+    calls = len(provider.calls)
+    conflicted = RecallContext.current(workspace_ref=WORKSPACE, project_ref=PROJECT, now=NOW)
+    conflicted = attrs.evolve(conflicted, conflict_state="conflicted")
+    result = _recall(rt, provider, context=conflicted)
+    assert result.status == "not_available"
+    assert result.packet.reason_code == "every_corpus_guard_blocked"
+    assert len(provider.calls) == calls

@@ -473,6 +473,16 @@ def _miss_reason(attempts: list[RecallPacket]) -> str:
     return "no_exact_readback_hit"
 
 
+def _context_from(**fields: Any) -> RecallContext | None:
+    freshness = fields["freshness_context"]
+    try:
+        if isinstance(freshness, Mapping):
+            fields["freshness_context"] = FreshnessContext(**freshness)
+        return RecallContext(**fields)
+    except (RecordValidationError, TypeError):
+        return None
+
+
 def automatic_recall(
     runtime: ExperimentRuntime,
     surface_id: str,
@@ -480,12 +490,21 @@ def automatic_recall(
     queries: Any,
     base_output: Any,
     checkpoints: Checkpoints,
-    context: RecallContext,
     application_id: str,
+    context: RecallContext | None = None,
     artifact_ref: str | None = None,
     apply_memory: ApplyMemory | None = None,
     provider: Providers = None,
     now: datetime | None = None,
+    workspace_ref: str | None = None,
+    project_ref: str | None = None,
+    revision_ref: str | None = None,
+    user_ref: str | None = None,
+    peer_ref: str | None = None,
+    session_ref: str | None = None,
+    observed_at: str | None = None,
+    freshness_context: FreshnessContext | Mapping[str, Any] | None = None,
+    conflict_state: str = "clear",
 ) -> RecallOutcome:
     """The automatic recall hook (module docs): runs only when the flag is on.
 
@@ -498,13 +517,29 @@ def automatic_recall(
         checkpoints: the caller's read-authority checkpoints per corpus id, or
             a callable ``(CorpusRoute) -> checkpoint | None``; a missing one
             blocks that corpus.
-        context: the current observations (:class:`RecallContext`).
+        context: the current observations (:class:`RecallContext`); or, as in
+            the reference's signature, its fields one by one (``workspace_ref``,
+            ``project_ref``, ..., ``observed_at``, ``freshness_context``,
+            ``conflict_state``). Invalid observations are ``guard_rejected`` /
+            ``exact_corpus_request_invalid``, zero provider calls.
         application_id, artifact_ref, apply_memory: as for
             :func:`reward_memory.application.apply`.
         provider: the SPI provider, or one per corpus id (a missing one is
             unavailable).
         now: the clock (aware; default UTC now).
     """
+    if context is None:
+        context = _context_from(
+            workspace_ref=workspace_ref,
+            project_ref=project_ref,
+            revision_ref=revision_ref,
+            user_ref=user_ref,
+            peer_ref=peer_ref,
+            session_ref=session_ref,
+            observed_at=observed_at,
+            freshness_context=freshness_context,
+            conflict_state=conflict_state,
+        )
     return run_recall(
         runtime,
         surface_id,
@@ -512,7 +547,7 @@ def automatic_recall(
         queries=queries,
         base_output=base_output,
         checkpoints=checkpoints,
-        context=context,
+        context=context,  # type: ignore[arg-type]  # None is reported as guard_rejected
         application_id=application_id,
         artifact_ref=artifact_ref,
         apply_memory=apply_memory,
