@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from reward_memory.activation import activate
     from reward_memory.application import apply
     from reward_memory.architecture import architecture_contract
+    from reward_memory.author import Experiment, open_experiment, open_experiment_from
     from reward_memory.authority import AuthorityMap, AuthoritySource
     from reward_memory.candidates import propose, review
     from reward_memory.errors import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
         recall,
     )
     from reward_memory.health import classify_health
+    from reward_memory.hooks import RecallContext
     from reward_memory.ingestion import aingest, ingest
     from reward_memory.providers.discovery import available_providers, get_provider
     from reward_memory.providers.spi import SPI_VERSION, Provider, ProviderScope
@@ -75,6 +77,7 @@ __all__ = [
     "AuthoritySource",
     "CorpusDeclaration",
     "DurableEnvelope",
+    "Experiment",
     "ExperimentConfig",
     "ExperimentRuntime",
     "FreshnessContext",
@@ -91,6 +94,7 @@ __all__ = [
     "ProviderScope",
     "ProviderUnavailable",
     "ReadAuthorityCheckpoint",
+    "RecallContext",
     "RecallQuery",
     "RecallRequest",
     "RecallSession",
@@ -116,6 +120,8 @@ __all__ = [
     "get_provider",
     "ingest",
     "load_experiment_config",
+    "open_experiment",
+    "open_experiment_from",
     "propose",
     "recall",
     "reference_registry",
@@ -137,6 +143,7 @@ _LAZY: dict[str, str] = {
     "DurableEnvelope": "reward_memory.records.envelope",
     "ExperimentConfig": "reward_memory.records.experiment",
     "ExperimentRuntime": "reward_memory.experiment",
+    "Experiment": "reward_memory.author",
     "FreshnessContext": "reward_memory.records.recall",
     "HealthObservation": "reward_memory.records.health",
     "Proposal": "reward_memory.records.candidate",
@@ -150,6 +157,7 @@ _LAZY: dict[str, str] = {
     "ProviderScope": "reward_memory.providers.spi",
     "ProviderUnavailable": "reward_memory.errors",
     "ReadAuthorityCheckpoint": "reward_memory.records.recall",
+    "RecallContext": "reward_memory.hooks",
     "RecallQuery": "reward_memory.records.recall",
     "RecallRequest": "reward_memory.records.recall",
     "RecallSession": "reward_memory.guarded_recall",
@@ -173,6 +181,8 @@ _LAZY: dict[str, str] = {
     "resolve_experiment": "reward_memory.experiment",
     "execute_recall": "reward_memory.guarded_recall",
     "get_provider": "reward_memory.providers.discovery",
+    "open_experiment": "reward_memory.author",
+    "open_experiment_from": "reward_memory.author",
     "propose": "reward_memory.candidates",
     "recall": "reward_memory.guarded_recall",
     "reference_registry": "reward_memory.registry",

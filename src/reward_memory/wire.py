@@ -91,6 +91,8 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_experiment_status_v1": (
         "reward_memory.records.activation_registry:ExperimentStatus"
     ),
+    "reward_memory_automatic_recall_hook_v0": "reward_memory.records.hooks:RecallHookPacket",
+    "reward_memory_automatic_ingest_hook_v0": "reward_memory.records.hooks:IngestHookPacket",
 }
 
 

@@ -1,0 +1,374 @@
+"""The module author's object and the boundary decorator (issue 8 item 6; DESIGN.md §2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reward_memory as rm
+from _experiment_support import PLANNING, SCOPES, activation_data
+from _hooks_support import (
+    NOW,
+    OBSERVED,
+    SCOPE_C,
+    A,
+    B,
+    C,
+    applying,
+    authority,
+    goal,
+    hard_event,
+    walk_config,
+)
+from reward_memory.providers.sqlite import SQLiteProvider
+from reward_memory.records.recall import ReadAuthorityCheckpoint
+from reward_memory.testing import InMemoryProvider
+
+
+def _reader(corpus: Any, surface_id: str, context: Any) -> ReadAuthorityCheckpoint:
+    return ReadAuthorityCheckpoint(
+        verified=True,
+        corpus_id=corpus.corpus_id,
+        workspace_ref=context.workspace_ref,
+        project_ref=context.project_ref,
+        surface_id=surface_id,
+        read_authority=corpus.read_authority,
+        source_ref="repository:authority-map",
+    )
+
+
+def _sqlite_config() -> dict[str, Any]:
+    data = walk_config()
+    data["project_provider_binding"]["provider_id"] = "sqlite"
+    for entry in data["corpora"]:
+        entry["corpus"]["provider_id"] = "sqlite"
+    return data
+
+
+def _open(tmp_path: Path, provider: Any = None, **kwargs: Any) -> rm.Experiment:
+    (tmp_path / "config.json").write_text(json.dumps(_sqlite_config()), encoding="utf-8")
+    activation = tmp_path / "activation.json"
+    activation.write_text(json.dumps(activation_data()), encoding="utf-8")
+    kwargs.setdefault("read_authority", _reader)
+    kwargs.setdefault("authority", authority())
+    return rm.open_experiment(
+        activation, goal_id="issue-fix", agent_id="agent:patcher", provider=provider, **kwargs
+    )
+
+
+def test_ingest_then_recall_at_a_function_boundary_on_a_real_sqlite_file(tmp_path: Path) -> None:
+    """'a module author records feedback at one function boundary and has it recalled,
+    under guard, at another'; replay is deduplicated."""
+    store = SQLiteProvider(path=tmp_path / "store.sqlite3")
+    with _open(tmp_path, store) as memory:
+        first = memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+        assert first.status == "activated"
+        assert first.receipt is not None
+        assert first.receipt.exact_readback_verified is True
+        again = memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+        assert again.receipt is not None
+        assert again.receipt.deduplicated is True
+
+        outcome = memory.recall(
+            PLANNING,
+            queries=["scope selection"],
+            base_output={"plan": 1},
+            apply_memory=applying,
+            application_id="app-1",
+            artifact_ref="artifact-1",
+            now=NOW,
+        )
+        assert outcome.status == "applied"
+        assert outcome.output == {"plan": 1, "memory": True}
+        assert outcome.application is not None
+        assert outcome.packet.trigger == "explicit"
+
+        @memory.boundary(PLANNING, queries=lambda issue: [issue], apply_memory=applying)
+        def plan(issue: str) -> dict[str, Any]:
+            return {"plan": issue}
+
+        assert plan("scope selection") == {"plan": "scope selection", "memory": True}
+        status = memory.status()
+        assert status.available is True
+    store.close()
+
+
+def test_the_object_builds_its_provider_from_the_config_and_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    memory = _open(tmp_path)
+    hook = memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    assert hook.status == "activated"
+    memory.close()
+    memory.close()  # idempotent
+
+
+def test_repr_shows_no_path_or_scope_ref(tmp_path: Path) -> None:
+    memory = _open(tmp_path, InMemoryProvider())
+    text = repr(memory)
+    assert "issue-fix" in text
+    for secret in [*SCOPES.values(), SCOPE_C, str(tmp_path), "config.json"]:
+        assert secret not in text
+
+
+def test_dry_run_is_planned_without_touching_the_provider(tmp_path: Path) -> None:
+    provider = InMemoryProvider()
+    hook = _open(tmp_path, provider).ingest(hard_event(), observed_at=OBSERVED, now=NOW)
+    assert hook.status == "planned"
+    assert provider.calls == ()
+
+
+def test_an_agent_not_allowlisted_is_disabled_with_zero_calls() -> None:
+    provider = InMemoryProvider()
+    memory = rm.open_experiment_from(
+        goal(), walk_config(), agent_id="agent:stranger", authority=authority(), provider=provider
+    )
+    assert memory.available is False
+    assert memory.ingest(hard_event(), execute=True, now=NOW).status == "disabled"
+    outcome = memory.recall(PLANNING, queries=["q"], base_output=1, application_id="a", now=NOW)
+    assert outcome.status == "disabled"
+    assert outcome.output == 1
+    assert provider.calls == ()
+
+
+def test_explicit_recall_does_not_need_the_automatic_flag_but_the_hook_does() -> None:
+    """The seeds: the flag authorizes only the automatic hook."""
+    provider = InMemoryProvider()
+    memory = rm.open_experiment_from(
+        goal(),
+        walk_config(recall=False),
+        agent_id="agent:patcher",
+        authority=authority(),
+        read_authority=_reader,
+        provider=provider,
+    )
+    auto = memory.automatic_recall(
+        PLANNING, queries=["q"], base_output=1, application_id="a", now=NOW
+    )
+    assert auto.status == "disabled"
+    assert provider.calls == ()
+    explicit = memory.recall(PLANNING, queries=["q"], base_output=1, application_id="a", now=NOW)
+    assert explicit.status == "not_available"
+    assert provider.calls != ()
+
+
+def test_without_read_authority_every_corpus_is_blocked() -> None:
+    """The read checkpoint is never inferred from the event or from memory."""
+    provider = InMemoryProvider()
+    memory = rm.open_experiment_from(
+        goal(), walk_config(), agent_id="agent:patcher", authority=authority(), provider=provider
+    )
+    memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    before = len(provider.calls)
+    outcome = memory.recall(PLANNING, queries=["q"], base_output=1, application_id="a", now=NOW)
+    assert outcome.status == "not_available"
+    assert outcome.packet.reason_code == "every_corpus_guard_blocked"
+    assert len(provider.calls) == before
+
+
+def _memory(provider: Any) -> rm.Experiment:
+    return rm.open_experiment_from(
+        goal(),
+        walk_config(),
+        agent_id="agent:patcher",
+        authority=authority(),
+        read_authority=_reader,
+        provider=provider,
+    )
+
+
+def _boom(*_: Any, **__: Any) -> Any:
+    raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["queries_raise", "callback_raises", "provider_raises", "bad_application_id", "reader_raises"],
+)
+def test_the_decorator_falls_back_to_the_function_output_on_every_failure(kind: str) -> None:
+    """'falls back to the undecorated result on any failure'."""
+    provider = InMemoryProvider()
+    memory = _memory(provider)
+    memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    if kind == "provider_raises":
+        provider.set_faults(unavailable=True)
+    if kind == "reader_raises":
+        memory = rm.open_experiment_from(
+            goal(),
+            walk_config(),
+            agent_id="agent:patcher",
+            authority=authority(),
+            read_authority=_boom,
+            provider=provider,
+        )
+    options: dict[str, Any] = {
+        "queries": _boom if kind == "queries_raise" else (lambda x: [x]),
+        "apply_memory": _boom if kind == "callback_raises" else applying,
+        "application_id": "not a token!" if kind == "bad_application_id" else "app-1",
+    }
+
+    @memory.boundary(PLANNING, **options)
+    def plan(issue: str) -> dict[str, Any]:
+        return {"plan": issue}
+
+    assert plan("scope selection") == {"plan": "scope selection"}
+
+
+def test_the_functions_own_exception_propagates() -> None:
+    memory = _memory(InMemoryProvider())
+
+    @memory.boundary(PLANNING, queries=lambda: ["q"])
+    def plan() -> None:
+        raise ValueError("the function's own")
+
+    with pytest.raises(ValueError, match="own"):
+        plan()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    unavailable=st.booleans(),
+    times_out=st.booleans(),
+    corrupt=st.booleans(),
+    misses=st.booleans(),
+    callback=st.sampled_from(["apply", "raise", "garbage", "none"]),
+)
+def test_whatever_the_provider_does_the_caller_gets_an_output(
+    unavailable: bool, times_out: bool, corrupt: bool, misses: bool, callback: str
+) -> None:
+    """Fail open: the caller gets its output or the applied output, never a memory exception."""
+    provider = InMemoryProvider()
+    memory = _memory(provider)
+    memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    provider.set_faults(
+        unavailable=unavailable, times_out=times_out, corrupt_readback=corrupt, search_misses=misses
+    )
+    models: dict[str, Any] = {
+        "apply": applying,
+        "raise": _boom,
+        "garbage": lambda b, i: 42,
+        "none": None,
+    }
+
+    @memory.boundary(PLANNING, queries=lambda x: [x], apply_memory=models[callback])
+    def plan(issue: str) -> dict[str, Any]:
+        return {"plan": issue}
+
+    assert plan("scope selection") in (
+        {"plan": "scope selection"},
+        {"plan": "scope selection", "memory": True},
+    )
+
+
+def test_async_twins_and_an_async_boundary() -> None:
+    provider = InMemoryProvider()
+    memory = _memory(provider)
+
+    @memory.boundary(PLANNING, queries=lambda x: [x], apply_memory=applying)
+    async def plan(issue: str) -> dict[str, Any]:
+        return {"plan": issue}
+
+    async def main() -> tuple[Any, Any, Any]:
+        hook = await memory.aingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+        outcome = await memory.arecall(
+            PLANNING,
+            queries=["scope selection"],
+            base_output={"plan": 1},
+            apply_memory=applying,
+            application_id="app-1",
+            now=NOW,
+        )
+        return hook, outcome, await plan("scope selection")
+
+    hook, outcome, planned = asyncio.run(main())
+    assert hook.status == "activated"
+    assert outcome.status == "applied"
+    assert planned == {"plan": "scope selection", "memory": True}
+
+
+class _ReadingAuthority:
+    """An authority source with the optional read extension (answers for one corpus only)."""
+
+    def __init__(self, corpus_id: str) -> None:
+        self._inner = authority()
+        self._corpus_id = corpus_id
+        self.asked: list[str] = []
+
+    @property
+    def source_ref(self) -> str:
+        return self._inner.source_ref
+
+    def checkpoint_for(self, **claims: Any) -> Any:
+        return self._inner.checkpoint_for(**claims)
+
+    def read_checkpoint_for(
+        self, *, corpus: Any, surface_id: str, context: Any, agent_id: str, now: Any
+    ) -> Any:
+        self.asked.append(corpus.corpus_id)
+        if corpus.corpus_id != self._corpus_id or agent_id != "agent:patcher":
+            return None
+        return _reader(corpus, surface_id, context)
+
+
+@pytest.mark.parametrize(("answers_for", "status"), [(C, "applied"), (A, "not_available")])
+def test_the_read_checkpoint_comes_from_the_authority_source(answers_for: str, status: str) -> None:
+    source = _ReadingAuthority(answers_for)
+    memory = rm.open_experiment_from(
+        goal(),
+        walk_config(),
+        agent_id="agent:patcher",
+        authority=source,
+        provider=InMemoryProvider(),
+    )
+    assert memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW).status == (
+        "activated"
+    )
+    outcome = memory.recall(
+        PLANNING,
+        queries=["scope selection"],
+        base_output={"plan": 1},
+        apply_memory=applying,
+        application_id="app-1",
+        now=NOW,
+    )
+    assert outcome.status == status
+    assert source.asked == [A, B, C]
+
+
+def test_open_experiment_reads_an_authority_map_file(tmp_path: Path) -> None:
+    from reward_memory import wire
+
+    path = tmp_path / "authority.json"
+    path.write_text(json.dumps(wire.dump(authority().record)), encoding="utf-8")
+    memory = _open(tmp_path, InMemoryProvider(), authority=path)
+    assert memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW).status == (
+        "activated"
+    )
+
+
+def test_a_missing_activation_file_is_unavailable_never_an_exception(tmp_path: Path) -> None:
+    memory = rm.open_experiment(
+        tmp_path / "absent.json", goal_id="issue-fix", agent_id="agent:patcher", authority=None
+    )
+    assert memory.available is False
+    assert memory.status().status == "disabled"
+    assert memory.ingest(hard_event(), execute=True, now=NOW).status == "disabled"
+
+
+def test_status_reports_an_unbuildable_provider_as_a_health_status() -> None:
+    data = walk_config()
+    data["project_provider_binding"]["provider_id"] = "no_such_provider"
+    for entry in data["corpora"]:
+        entry["corpus"]["provider_id"] = "no_such_provider"
+    memory = rm.open_experiment_from(goal(), data, agent_id="agent:patcher", authority=authority())
+    assert memory.available is True
+    assert memory.status().provider_health.status == "provider_unavailable"
+    hook = memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    assert hook.status == "provider_unavailable"
