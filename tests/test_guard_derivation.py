@@ -216,43 +216,48 @@ def test_query_evidence_must_be_the_digest_of_its_query() -> None:
 _PEERS = st.sampled_from([None, "alice", "bob"])
 
 
+def _pick(draw: st.DrawFn, good: Any, bad: list[Any]) -> Any:
+    """The matching value most of the time, a mismatching one otherwise (both branches run)."""
+    return draw(st.one_of(st.just(good), st.just(good), st.sampled_from(bad)))
+
+
 @st.composite
 def _packets(draw: st.DrawFn) -> tuple[RecallRequestPacket, Any]:
     """A request packet with arbitrary content and an arbitrary recorded verdict."""
     peer = draw(_PEERS)
+    peer_ref = None if peer is None else f"peer:{peer}"
     declared = corpus(
         scope=CorpusScope(
             workspace_ref="workspace:main",
             project_ref="project:alpha",
             surface_ids=(SURFACE,),
-            peer_ref=None if peer is None else f"peer:{peer}",
+            peer_ref=peer_ref,
         ),
-        lifecycle=draw(
-            st.sampled_from(
-                [
-                    CorpusLifecycle(state="active"),
-                    CorpusLifecycle(state="retired", retirement_reason="gone"),
-                    CorpusLifecycle(state="superseded", superseded_by="newer_policy"),
-                ]
-            )
+        lifecycle=_pick(
+            draw,
+            CorpusLifecycle(state="active"),
+            [
+                CorpusLifecycle(state="retired", retirement_reason="gone"),
+                CorpusLifecycle(state="superseded", superseded_by="newer_policy"),
+            ],
         ),
         provider_scope_ref_digest=None,
     )
     asked = request(
-        project_ref=draw(st.sampled_from(["project:alpha", "project:beta"])),
-        surface_id=draw(st.sampled_from([SURFACE, "other_module.surface"])),
-        conflict_state=draw(st.sampled_from(["clear", "unresolved"])),
-        peer_ref=draw(st.sampled_from([None, "peer:alice", "peer:bob"])),
-        freshness_context=FreshnessContext(source_truth_current=draw(st.booleans())),
+        project_ref=_pick(draw, "project:alpha", ["project:beta"]),
+        surface_id=_pick(draw, SURFACE, ["other_module.surface"]),
+        conflict_state=_pick(draw, "clear", ["unresolved"]),
+        peer_ref=_pick(draw, peer_ref, ["peer:alice", "peer:bob", None]),
+        freshness_context=FreshnessContext(source_truth_current=_pick(draw, True, [False])),
     )
     checked = checkpoint(
-        verified=draw(st.booleans()),
-        source_ref=draw(st.sampled_from([None, "authority:reader"])),
-        peer_ref=draw(st.sampled_from([None, "peer:alice", "peer:bob"])),
-        read_authority=draw(st.sampled_from(["module_scoped", "actor_scoped"])),
+        verified=_pick(draw, True, [False]),
+        source_ref=_pick(draw, "authority:reader", [None]),
+        peer_ref=_pick(draw, peer_ref, ["peer:alice", "peer:bob", None]),
+        read_authority=_pick(draw, "module_scoped", ["actor_scoped"]),
     )
-    actor = draw(_PEERS)
-    uri_peer = draw(_PEERS)
+    actor = _pick(draw, peer, ["alice", "bob", None])
+    uri_peer = _pick(draw, peer, ["alice", "bob", None])
     bound = binding(
         scope_ref=(
             "viking://resources/reward-memory/review-policy"
@@ -262,14 +267,10 @@ def _packets(draw: st.DrawFn) -> tuple[RecallRequestPacket, Any]:
         actor_peer_id=actor,
     )
     honest = build_recall_request(asked, corpus=declared, checkpoint=checked, binding=bound)
-    recorded = draw(
-        st.sampled_from(
-            [
-                PASSED,
-                honest.guard,
-                RecallGuard(passed=False, reason_codes=("unresolved_conflict",)),
-            ]
-        )
+    recorded = _pick(
+        draw,
+        honest.guard,
+        [PASSED, RecallGuard(passed=False, reason_codes=("unresolved_conflict",))],
     )
     packet = RecallRequestPacket(
         status="ready" if recorded.passed else "guard_blocked",
