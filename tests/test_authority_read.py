@@ -230,7 +230,11 @@ def test_the_map_never_answers_outside_its_grants(
         ),
     )
     answer = ask(
-        source, corpus=declared, surface_id=surface, agent_id=agent, context=ctx(project_ref=project)
+        source,
+        corpus=declared,
+        surface_id=surface,
+        agent_id=agent,
+        context=ctx(project_ref=project),
     )
     allowed = any(
         reader == agent and project in projects and surface in surfaces and corpus_id in corpora

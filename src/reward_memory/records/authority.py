@@ -55,6 +55,13 @@ class AuthorityGrant:
     expires_at: str | None = f.optional_timestamp()
 
 
+def _corpus_ids() -> Any:
+    # f.corpus_id_list allows an empty list; a read grant names 1-12 corpora.
+    return attrs.field(
+        converter=f._list_converter(check_corpus_id, min_items=1, max_items=12, keep_order=False)
+    )
+
+
 @attrs.frozen(kw_only=True)
 class ReadGrant:
     """One verified reader (an agent id): the exact projects, surfaces and corpora it may read."""
@@ -64,12 +71,7 @@ class ReadGrant:
     reader_ref: str = f.token()
     project_refs: tuple[str, ...] = f.token_list(min_items=1)
     surface_ids: tuple[str, ...] = f.surface_list(min_items=1, max_items=12)
-    corpus_ids: tuple[str, ...] = attrs.field(
-        # corpus_id_list allows an empty list; a read grant names 1-12 corpora.
-        converter=f._list_converter(  # noqa: SLF001 - the shared list rules, exact bounds
-            check_corpus_id, min_items=1, max_items=12, keep_order=False
-        )
-    )
+    corpus_ids: tuple[str, ...] = _corpus_ids()
     # After this instant the read grant answers nothing (aware timestamp; optional).
     expires_at: str | None = f.optional_timestamp()
 
