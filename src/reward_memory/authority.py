@@ -104,9 +104,7 @@ class AuthorityMap:
         """From a record or a plain mapping (validated against the schema first)."""
         if isinstance(data, AuthorityMapFile):
             return cls(data)
-        from reward_memory import wire  # noqa: PLC0415 - the converter only when needed
-
-        return cls(wire.load(dict(data), AuthorityMapFile))
+        return cls(_structure(dict(data)))
 
     @property
     def record(self) -> AuthorityMapFile:
@@ -204,6 +202,16 @@ class AuthorityMap:
 
 def load_authority_map(path: str | os.PathLike[str]) -> AuthorityMapFile:
     """Load and validate an authority-map file (``reward_memory_authority_map_v0``)."""
-    from reward_memory import wire  # noqa: PLC0415
+    from reward_memory import jsonio  # noqa: PLC0415
 
-    return wire.load_file(path, AuthorityMapFile)
+    return _structure(jsonio.read(path))
+
+
+def _structure(data: Any) -> AuthorityMapFile:
+    # One schema, one record: not wire.load's union of every packet (slow to build,
+    # and the CLI reads a map on every ingest-event).
+    from reward_memory import schemas, wire  # noqa: PLC0415
+    from reward_memory.records.authority import AUTHORITY_MAP_SCHEMA  # noqa: PLC0415
+
+    schemas.validate(data, AUTHORITY_MAP_SCHEMA)
+    return wire.structure(data, AuthorityMapFile)
