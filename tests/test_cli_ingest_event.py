@@ -328,3 +328,20 @@ def test_the_verb_as_a_process_prints_no_path(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["status"] == "planned"
     for text in (str(EXAMPLES), str(tmp_path), "scope_ref", "issue-fix-policies"):
         assert text not in result.stdout
+
+
+def test_an_unbuildable_provider_fails_open_with_exit_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = (EXAMPLES / "config.json").read_text("utf-8")
+    (tmp_path / "config.json").write_text(
+        config.replace('"provider_id": "sqlite"', '"provider_id": "nosuch"'), encoding="utf-8"
+    )
+    (tmp_path / "activation.json").write_text(ACTIVATION.read_text("utf-8"), encoding="utf-8")
+    route = list(ROUTE)
+    route[5] = str(tmp_path / "activation.json")
+    argv = ("--input", str(EVENT), *route, "--execute", "--observed-at", OBSERVED)
+    code, packet = _run(capsys, *argv)
+    assert (code, packet["status"]) == (0, "provider_unavailable")
+    assert packet["memory_available_for_recall"] is False
+    assert packet["exact_readback_verified"] is False
