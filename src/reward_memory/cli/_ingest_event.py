@@ -50,6 +50,7 @@ CONFIGURED_KEYS: Final = frozenset({"adapter", "event", "observed_at"})
 FIXTURE_KEYS: Final = frozenset(
     {"adapter", "event", "corpus", "standing_policy", "provider_binding", "observed_at"}
 )
+STANDING_POLICY_SCHEMA: Final = "reward_memory_standing_policy_v0"
 ADAPTERS: Final = ("issue_fix_maintainer_feedback", "scoped_feedback")
 
 
@@ -195,7 +196,7 @@ def _configured(
 def _fixture(
     args: argparse.Namespace, data: dict[str, Any], authority: AuthorityMap | None
 ) -> Outcome:
-    from reward_memory import wire
+    from reward_memory import schemas, wire
     from reward_memory.errors import RecordValidationError
     from reward_memory.ingestion import ingest
     from reward_memory.records.corpus import CorpusDeclaration
@@ -224,11 +225,9 @@ def _fixture(
         try:
             # The standing policy has its own schema (the strict type gate); corpus
             # and binding are records whose validators check every field.
-            parts[key] = (
-                wire.load(data[key], cls)
-                if cls is StandingPolicy
-                else wire.structure(data[key], cls)
-            )
+            if cls is StandingPolicy:  # one schema, not wire.load's union of every packet
+                schemas.validate(data[key], STANDING_POLICY_SCHEMA)
+            parts[key] = wire.structure(data[key], cls)
         except RecordValidationError as exc:
             raise _under(f"$.{key}", exc) from None
     receipt = ingest(
