@@ -64,6 +64,26 @@ def _inputs(tmp: Path) -> dict[str, list[str]]:
             "--provider",
             f"sqlite://{tmp / 'bench.db'}",
         ],
+        "ingest-event (fixture, dry run)": [
+            "ingest-event",
+            "--input",
+            str(EXAMPLES / "experiment" / "ingest-fixture.json"),
+            "--authority",
+            str(EXAMPLES / "experiment" / "authority.json"),
+        ],
+        "ingest-event (configured, dry run)": [
+            "ingest-event",
+            "--input",
+            str(EXAMPLES / "experiment" / "event.json"),
+            "--goal-id",
+            "issue-fix",
+            "--agent-id",
+            "agent:patcher",
+            "--activation",
+            str(EXAMPLES / "experiment" / "activation.json"),
+            "--authority",
+            str(EXAMPLES / "experiment" / "authority.json"),
+        ],
         "error packet (missing file)": ["schema", "validate", str(tmp / "missing.json")],
     }
     return {name: [cli, *argv] for name, argv in invocations.items()}

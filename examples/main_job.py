@@ -1,20 +1,26 @@
-"""The main job, end to end, on the embedded SQLite store.
+"""The main job, end to end, through the public API on the embedded SQLite store.
 
-    python3 dev.py demo                      # the default store location
-    python examples/main_job.py --store sqlite:///tmp/demo.db --format json
+    python3 dev.py demo                                  # the default store location
+    REWARD_MEMORY_SQLITE_PATH=$(mktemp -d)/m.db python3 dev.py demo   # a throw-away store
+    .venv/bin/python examples/main_job.py --store sqlite:///tmp/demo.db --format json
 
-1. A verified maintainer corrects an over-broad Issue Fix patch. The Issue Fix
-   adapter maps the compact event onto a candidate; ``propose`` checks it against
-   the caller's own authority checkpoint (never built from the event).
-2. ``review`` accepts it and ``activate`` builds the active record (v1, full
-   Stage-0 envelope) for the declared corpus.
-3. The declared corpus owner writes the record to the SQLite store and reads it
-   back exactly. Re-running the job is idempotent: the write reports ``unchanged``.
-4. At the ``issue_fix.patch_planning`` boundary, ``recall`` retrieves it under a
-   read-authority checkpoint, and the module's model decides to apply it;
-   ``apply`` leaves a compact, public-safe application receipt.
-5. Corpus health is classified from the store's inventory and the recall.
-6. A request for another project is stopped by the guards: zero provider calls.
+1. ``configure_goal`` enables the ``issue-fix`` goal for ``agent:patcher`` over
+   ``examples/experiment/config.json`` (config v1; its binding names ``sqlite``).
+   The activation file it writes lives in a temporary directory, so a run never
+   changes the repository; ``examples/experiment/activation.json`` is the same file.
+2. ``open_experiment`` opens it with the caller's authority map
+   (``examples/experiment/authority.json``): the verified maintainer who may speak
+   for the project, and the agent that may read its policies. No provider scope,
+   binding or checkpoint is built by hand.
+3. ``ingest`` takes the compact, already-distilled maintainer correction
+   (``examples/experiment/event.json``) to the surface's ingest corpus, under its
+   standing policy: activated only after an exact readback. The first observation
+   time is fixed, so a second run is the same candidate and target: ``deduplicated``.
+4. At the ``issue_fix.patch_planning`` boundary, ``recall`` finds it under the read
+   checkpoint the map answers, and the module's model decides to apply it; the
+   ``boundary`` decorator does the same for a plain function.
+5. The experiment's status and the corpus health; then a recall observed in another
+   project is stopped by the guards with zero provider calls.
 
 Only public-safe packets are printed: hashed references, counts and reasons.
 """
@@ -23,98 +29,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
-from datetime import UTC, datetime
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from reward_memory import wire
-from reward_memory.activation import activate
-from reward_memory.adapters.issue_fix import (
-    build_issue_fix_candidate,
-    verified_contributor_checkpoint,
-    verified_contributor_event,
-)
-from reward_memory.application import apply
-from reward_memory.candidates import review
-from reward_memory.digests import canonical_json, short_digest
-from reward_memory.guarded_recall import recall
-from reward_memory.health import classify_health
-from reward_memory.providers.discovery import get_provider
-from reward_memory.records.candidate import ReviewDecision
-from reward_memory.records.corpus import (
-    CorpusDeclaration,
-    CorpusFreshness,
-    CorpusLifecycle,
-    CorpusMaintenance,
-    CorpusPrivacy,
-    CorpusRetrieval,
-    CorpusScope,
-)
-from reward_memory.records.health import HealthObservation
-from reward_memory.records.recall import (
-    FreshnessContext,
-    ProviderBinding,
-    ReadAuthorityCheckpoint,
-    RecallQuery,
-    RecallRequest,
-)
+import reward_memory as rm
+from reward_memory import jsonio, wire
 
-WORKSPACE = "workspace:example"
-PROJECT = "repository:example"
+HERE = Path(__file__).resolve().parent / "experiment"
+GOAL = "issue-fix"
+AGENT = "agent:patcher"
 SURFACE = "issue_fix.patch_planning"
-SCOPE_REF = "repository:example/reward-memory/issue-fix-policies"
 # When the correction was first observed. Replays reuse it, so a replay is the same
 # candidate, the same active record and the same provider target (idempotent).
-FIRST_OBSERVED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-
-
-def declared_corpus() -> CorpusDeclaration:
-    """The hard-policy corpus this project declares for Issue Fix patch planning."""
-    return CorpusDeclaration(
-        corpus_id="issue_fix_policies",
-        class_id="hard_policy",
-        provider_id="sqlite",
-        owner_ref="repository:example:maintainers",
-        source_of_truth="verified_contributor_corrections",
-        read_authority="authority_scoped",
-        write_authority="authorized_policy_source",
-        scope=CorpusScope(workspace_ref=WORKSPACE, project_ref=PROJECT, surface_ids=(SURFACE,)),
-        freshness=CorpusFreshness(mode="source_truth_bound"),
-        lifecycle=CorpusLifecycle(state="active"),
-        retrieval=CorpusRetrieval(
-            index_required=True, readback_required=True, application_receipt_required=True
-        ),
-        maintenance=CorpusMaintenance(
-            writeback_triggers=("verified_contributor_policy_derived",),
-            closure_policy="verified_actor_scope_then_canonical_policy_readback",
-            retirement_authority="repository:example:maintainers",
-        ),
-        privacy=CorpusPrivacy(visibility="private", raw_content_in_registry=False),
-        provider_scope_ref_digest=short_digest(SCOPE_REF),
-    )
-
-
-def recall_request(project: str, now: datetime) -> RecallRequest:
-    return RecallRequest(
-        mode="function_boundary",
-        surface_id=SURFACE,
-        workspace_ref=WORKSPACE,
-        project_ref=project,
-        queries=(
-            RecallQuery(
-                query="keep focused fixes within the affected module",
-                query_summary="patch scope policy for this issue",
-            ),
-        ),
-        limit=4,
-        observed_at=now.isoformat().replace("+00:00", "Z"),
-        conflict_state="clear",
-        freshness_context=FreshnessContext(source_truth_current=True),
-    )
+FIRST_OBSERVED = "2026-11-01T12:00:00Z"
 
 
 def narrow_the_plan(base_output: dict[str, Any], items: Any) -> dict[str, Any]:
-    """The module's model: it reads the recalled policy and decides to apply it."""
+    """The module's model (deterministic here): it reads the policy and applies it."""
     policy = items[0]
     return {
         "outcome": "applied",
@@ -125,145 +59,157 @@ def narrow_the_plan(base_output: dict[str, Any], items: Any) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", default="sqlite://", help="provider URL (default: sqlite://)")
-    parser.add_argument("--format", choices=("json", "text"), default="text")
-    args = parser.parse_args()
-    now = datetime.now(UTC)
-    corpus = declared_corpus()
-    checkpoint = verified_contributor_checkpoint()  # from the caller's authority map
+def base_plan(issue: str) -> dict[str, Any]:
+    """What the planner proposes without memory (an over-broad patch)."""
+    return {"issue": issue, "files": ["src/parser/module.py", "src/generic/listing.py"]}
 
-    # 1-2. propose, review, activate
-    adapted = build_issue_fix_candidate(
-        verified_contributor_event(), checkpoint, now=FIRST_OBSERVED
-    )
-    candidate = adapted.shared_candidate
-    accepted = review(
-        candidate,
-        ReviewDecision(
-            decision="accept",
-            reviewer_ref="github:user:maintainer",
-            review_ref="review:example:42",
-            reasoning_summary="Compact evidence and scope were reviewed.",
-        ),
-    )
-    record = activate(accepted, corpus, checkpoint=checkpoint, now=FIRST_OBSERVED)
 
-    # 3. the declared corpus owner writes and reads back exactly
-    provider = get_provider(args.store)
-    binding = ProviderBinding(
-        corpus_id=corpus.corpus_id,
-        provider_id="sqlite",
-        namespace="reward_memory",
-        scope_ref=SCOPE_REF,
+def run(store: str | None, state: Path) -> dict[str, Any]:
+    # 1. configure: the activation file points at a config beside it (relative, no "..").
+    shutil.copyfile(HERE / "config.json", state / "config.json")
+    activation = state / "activation.json"
+    change = rm.configure_goal(
+        activation, goal_id=GOAL, config_path="config.json", agents=[AGENT], execute=True
     )
-    scope = binding.provider_scope
-    content = canonical_json(wire.dump(record)).decode("utf-8")
-    # Keyed by the record's stable identity: a replay re-writes the same record.
-    written = provider.write(scope=scope, key=record.record_ref, content=content)
-    readback = provider.read(scope=scope, ref=written.ref)
-    exact = readback.found and readback.content == content
 
-    # 4. guarded recall and application at the module boundary
-    read_checkpoint = ReadAuthorityCheckpoint(
-        verified=True,
-        corpus_id=corpus.corpus_id,
-        workspace_ref=WORKSPACE,
-        project_ref=PROJECT,
-        surface_id=SURFACE,
-        read_authority="authority_scoped",
-        source_ref="repository:authority-map",
-    )
-    session = recall(
-        recall_request(PROJECT, now),
-        corpus=corpus,
-        checkpoint=read_checkpoint,
-        binding=binding,
+    # 2. open: goal + agent + the caller's authority source. The provider is the config's
+    # ("sqlite": $REWARD_MEMORY_SQLITE_PATH, else the default location) unless --store;
+    # the demo builds it itself only to show the store's inventory (health) at the end.
+    spec = store or rm.resolve_experiment(activation, goal_id=GOAL, agent_id=AGENT).provider_id
+    provider = rm.get_provider(spec or "sqlite")
+    memory = rm.open_experiment(
+        activation,
+        goal_id=GOAL,
+        agent_id=AGENT,
+        authority=HERE / "authority.json",
         provider=provider,
-        now=now,
     )
-    base_plan = {"files": ["src/parser/module.py", "src/generic/listing.py"], "scope": "generic"}
-    applied = apply(
-        base_plan,
-        session,
-        application_id="application:example:42",
-        artifact_ref="revision:abc123",
-        apply_memory=narrow_the_plan,
-    )
+    with memory:
+        # 3. ingest the compact event: write, exact readback, one verification recall.
+        event = jsonio.read(str(HERE / "event.json"))
+        ingested = memory.ingest(event, observed_at=FIRST_OBSERVED, execute=True)
 
-    # 5. corpus health from inventory + what the recall observed
-    inventory = provider.inventory(scope=scope)
-    health = classify_health(
-        corpus,
-        HealthObservation(
-            requested_project_ref=PROJECT,
+        # 4. recall at the function boundary and let the module's model apply it.
+        issue = "github:example/repository#42"
+        outcome = memory.recall(
+            SURFACE,
+            queries=["keep focused fixes within the affected module"],
+            base_output=base_plan(issue),
+            apply_memory=narrow_the_plan,
+            application_id="application:example:42",
+            artifact_ref="revision:abc123",
+        )
+
+        @memory.boundary(
+            SURFACE,
+            queries=lambda issue: ["keep focused fixes within the affected module"],
+            apply_memory=narrow_the_plan,
+            application_id="application:example:43",
+        )
+        def plan_patch(issue: str) -> dict[str, Any]:
+            return base_plan(issue)
+
+        decorated = plan_patch(issue)
+
+        # 5. status, corpus health, and a recall the guards stop before the provider.
+        status = memory.status()
+        health = corpus_health(memory, provider, outcome)
+        elsewhere = rm.RecallContext.current(
+            workspace_ref="workspace:example", project_ref="repository:other"
+        )
+        blocked = memory.recall(
+            SURFACE,
+            queries=["keep focused fixes within the affected module"],
+            base_output=base_plan(issue),
+            apply_memory=narrow_the_plan,
+            application_id="application:example:44",
+            context=elsewhere,
+        )
+    provider.close()  # ours: the experiment closes only a provider it built itself
+    return {
+        "configure": {"status": change.status, "config_status": change.config_status},
+        "ingest": wire.dump(ingested),
+        "recall": wire.dump(outcome.packet),
+        "output": outcome.output,
+        "decorated_output": decorated,
+        "status": wire.dump(status),
+        "health": wire.dump(health),
+        "blocked_recall": {
+            "status": blocked.status,
+            "reason_code": blocked.packet.reason_code,
+            "provider_call_count": blocked.packet.telemetry.provider_call_count,
+            "output_is_base": blocked.fail_open_preserved_base,
+        },
+    }
+
+
+def corpus_health(memory: rm.Experiment, provider: rm.Provider, outcome: Any) -> Any:
+    """Classify the ingest corpus's health from the store's inventory and the recall."""
+    route = memory.runtime.surface(SURFACE).ingest
+    inventory = provider.inventory(scope=route.binding.provider_scope)
+    return rm.classify_health(
+        route.corpus,
+        rm.HealthObservation(
+            requested_project_ref=route.corpus.scope.project_ref,
             requested_surface=SURFACE,
             freshness_window_satisfied=True,
             provider_available=inventory.available,
             corpus_present=inventory.corpus_present,
             record_count=inventory.record_count,
             index_present=inventory.index_present,
-            retrieval_query_succeeded=session.packet.status in ("completed", "empty"),
-            result_readback_verified=session.packet.result_readback_verified,
-            memory_applied_with_receipt=applied.status == "applied",
+            retrieval_query_succeeded=outcome.packet.hit_corpus_id is not None,
+            result_readback_verified=outcome.packet.telemetry.result_readback_verified,
+            memory_applied_with_receipt=outcome.status == "applied",
         ),
     )
 
-    # 6. the guards stop a request for another project before the provider
-    blocked = recall(
-        recall_request("repository:other", now),
-        corpus=corpus,
-        checkpoint=read_checkpoint,
-        binding=binding,
-        provider=provider,
-        now=now,
-    )
-    provider.close()
 
-    result = {
-        "candidate": {
-            "status": candidate.status,
-            "candidate_ref": candidate.candidate.candidate_ref,
-        },
-        "review": {"status": accepted.status, "effective_decision": accepted.effective_decision},
-        "active_record": {
-            "record_ref": record.record_ref,
-            "activation_ref": record.activation_ref,
-            "authority": wire.dump(record.authority),
-        },
-        "write": {"status": written.status, "exact_readback": exact},
-        "recall": wire.dump(session.packet),
-        "application": {"status": applied.status, "receipt": wire.dump(applied.receipt)},
-        "health": wire.dump(health),
-        "blocked_recall": {
-            "status": blocked.packet.status,
-            "reason_codes": list(blocked.packet.reason_codes),
-            "provider_call_count": blocked.packet.provider_call_count,
-        },
-    }
+def print_text(result: dict[str, Any]) -> None:
+    ingest, receipt = result["ingest"], result["ingest"]["receipt"]
+    recall, application = result["recall"], result["recall"]["application"] or {}
+    blocked = result["blocked_recall"]
+    print(
+        f"configure      {result['configure']['status']} "
+        f"(config {result['configure']['config_status']})"
+    )
+    print(
+        f"ingest         {ingest['status']}  deduplicated={receipt['deduplicated']}  "
+        f"exact readback={receipt['exact_readback_verified']}  {receipt['record_ref']}"
+    )
+    print(
+        f"recall         {recall['status']} from {recall['hit_corpus_id']}, "
+        f"{recall['telemetry']['provider_call_count']} provider call(s)"
+    )
+    print(f"application    {application.get('outcome')}: {application.get('reasoning_summary')}")
+    print(f"plan           {result['output']['files']}")
+    print(f"decorated      {result['decorated_output']['files']}")
+    health = result["health"]
+    print(f"health         {health['health_state']} ({', '.join(health['reason_codes'])})")
+    status = result["status"]
+    print(f"experiment     {status['status']}, provider {status['provider_health']['status']}")
+    print(
+        f"other project  {blocked['status']} ({blocked['reason_code']}), "
+        f"{blocked['provider_call_count']} provider calls, "
+        f"base output kept: {blocked['output_is_base']}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", help="provider URL (default: the config's, i.e. sqlite)")
+    parser.add_argument("--format", choices=("json", "text"), default="text")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="reward-memory-demo-") as state:
+        result = run(args.store, Path(state))
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        print(f"candidate      {candidate.status}  {candidate.candidate.candidate_ref}")
-        print(f"review         {accepted.status} ({accepted.effective_decision})")
-        print(
-            f"activation     {record.record_ref} {record.activation_ref}  "
-            f"authority={record.authority.level} "
-            f"scopes={list(record.authority.action_scopes)}"
-        )
-        print(f"owner write    {written.status}, exact readback: {exact}")
-        print(
-            f"recall         {session.packet.status}, {session.packet.result_count} result(s), "
-            f"{session.packet.provider_call_count} provider call(s)"
-        )
-        print(f"application    {applied.status}: {applied.receipt.reasoning_summary}")
-        print(f"health         {health.health_state} ({', '.join(health.reason_codes)})")
-        print(
-            f"other project  {blocked.packet.status} {list(blocked.packet.reason_codes)}, "
-            f"{blocked.packet.provider_call_count} provider calls"
-        )
-    ok = exact and applied.status == "applied" and blocked.packet.provider_call_count == 0
+        print_text(result)
+    ok = (
+        result["ingest"]["status"] == "activated"
+        and result["recall"]["status"] == "applied"
+        and result["blocked_recall"]["provider_call_count"] == 0
+    )
     return 0 if ok else 1
 
 

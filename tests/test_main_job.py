@@ -30,29 +30,46 @@ def run_job(store: Path, *, via_env: bool) -> dict[str, Any]:
 
 
 def test_main_job_end_to_end_and_replay(tmp_path: Path) -> None:
+    """Issue 8 item 9: configure, ingest (activated, exact readback), recall at a
+    function boundary, apply; a second run is idempotent (``deduplicated``)."""
     store = tmp_path / "memory.db"
     first = run_job(store, via_env=True)
     assert store.is_file()
-    assert first["candidate"] == {
-        "status": "review_ready",
-        "candidate_ref": "candidate:0e073f348a2a6c3ffc3c",
-    }
-    assert first["review"] == {"status": "active", "effective_decision": "accept"}
-    assert first["active_record"]["authority"]["level"] == "constraint"
-    assert first["active_record"]["authority"]["action_scopes"] == ["issue_fix:scope_selection"]
-    assert first["write"] == {"status": "created", "exact_readback": True}
-    assert first["recall"]["status"] == "completed"
-    assert first["application"]["status"] == "applied"
+    assert first["configure"] == {"status": "written", "config_status": "valid"}
+    ingest = first["ingest"]
+    assert ingest["status"] == "activated"
+    receipt = ingest["receipt"]
+    assert receipt["exact_readback_verified"] is True
+    assert receipt["memory_available_for_recall"] is True
+    assert receipt["deduplicated"] is False
+    assert first["recall"]["status"] == "applied"
+    assert first["recall"]["hit_corpus_id"] == "issue_fix_policies"
+    assert first["recall"]["application"]["outcome"] == "applied"
+    assert first["output"]["files"] == ["src/parser/module.py"]
+    assert first["decorated_output"] == first["output"]
+    assert first["status"]["status"] == "available"
     assert first["health"]["health_state"] == "applied_verified"
     assert first["health"]["memory_patch_authority"] is False
-    assert first["blocked_recall"]["status"] == "guard_blocked"
+    # Another project: the map answers no read checkpoint, the guards stop it.
     assert first["blocked_recall"]["provider_call_count"] == 0
-    for packet in (first["recall"], first["application"]["receipt"], first["health"]):
+    assert first["blocked_recall"]["output_is_base"] is True
+    for packet in (first["ingest"], receipt, first["recall"], first["status"], first["health"]):
         schemas.validate(packet)
 
     second = run_job(store, via_env=False)
-    assert second["write"] == {"status": "unchanged", "exact_readback": True}
-    assert second["active_record"] == first["active_record"]
+    again = second["ingest"]["receipt"]
+    assert second["ingest"]["status"] == "activated"
+    assert again["deduplicated"] is True
+    assert again["record_ref"] == receipt["record_ref"]
+    assert again["target_ref"] == receipt["target_ref"]
+    assert second["recall"]["status"] == "applied"
+
+
+def test_a_run_leaves_the_repository_clean(tmp_path: Path) -> None:
+    before = sorted(p.name for p in (EXAMPLE.parent / "experiment").iterdir())
+    run_job(tmp_path / "memory.db", via_env=True)
+    assert sorted(p.name for p in (EXAMPLE.parent / "experiment").iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("memory.db")) == []
 
 
 def test_main_job_output_is_public_safe(tmp_path: Path) -> None:
@@ -69,3 +86,17 @@ def test_main_job_output_is_public_safe(tmp_path: Path) -> None:
         return [node] if isinstance(node, str) else []
 
     assert [s for s in strings(out) if find_unsafe(s)] == []
+
+
+def test_the_shipped_activation_file_is_what_configure_writes(tmp_path: Path) -> None:
+    import reward_memory as rm
+
+    rm.configure_goal(
+        tmp_path / "activation.json",
+        goal_id="issue-fix",
+        config_path="config.json",
+        agents=["agent:patcher"],
+        execute=True,
+    )
+    shipped = json.loads((EXAMPLE.parent / "experiment" / "activation.json").read_text("utf-8"))
+    assert json.loads((tmp_path / "activation.json").read_text("utf-8")) == shipped

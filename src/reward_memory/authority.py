@@ -13,6 +13,16 @@ checkpoint's action scopes are the *intersection* of what the event asks and
 what the grant holds, never more. Asking for a scope the grant lacks therefore
 yields a checkpoint that does not cover the request, and the candidate guard
 blocks it (``requested_action_scope_exceeds_verified_authority``).
+
+The read side (``read_grants``): :meth:`AuthorityMap.read_checkpoint_for` is the
+optional extension :class:`reward_memory.author.Experiment` asks for a read
+checkpoint per corpus. It answers only for a listed, unexpired reader (the
+agent id) whose read grant names that corpus id, the corpus's project and the
+surface, and only when the caller's observed context is that corpus's own
+workspace and project. The checkpoint carries the corpus's own scope and read
+authority and the map's source ref -- never more. A corpus scoped to a user,
+peer or session gets no answer from the map (it holds no identities): give such
+a corpus a ``read_authority`` callable of your own.
 """
 
 from __future__ import annotations
@@ -21,13 +31,17 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import parse_timestamp, resolve_now
-from reward_memory.records.authority import AuthorityGrant, AuthorityMapFile
+from reward_memory.records.authority import AuthorityGrant, AuthorityMapFile, ReadGrant
 from reward_memory.records.candidate import AuthorityCheckpoint
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Mapping
     from datetime import datetime
+
+    from reward_memory.hooks import RecallContext
+    from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.recall import ReadAuthorityCheckpoint
 
 __all__ = ["AuthorityMap", "AuthoritySource", "load_authority_map"]
 
@@ -63,7 +77,7 @@ class AuthoritySource(Protocol):
 class AuthorityMap:
     """An :class:`AuthoritySource` over a ``reward_memory_authority_map_v0`` record."""
 
-    __slots__ = ("_by_actor", "_record")
+    __slots__ = ("_by_actor", "_by_reader", "_record")
 
     def __init__(self, record: AuthorityMapFile) -> None:
         if not isinstance(record, AuthorityMapFile):
@@ -76,6 +90,9 @@ class AuthorityMap:
         self._by_actor: dict[tuple[str, str], AuthorityGrant] = {
             (grant.actor_ref, grant.actor_role): grant for grant in record.grants
         }
+        self._by_reader: dict[str, ReadGrant] = {
+            grant.reader_ref: grant for grant in record.read_grants
+        }
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> AuthorityMap:
@@ -87,9 +104,7 @@ class AuthorityMap:
         """From a record or a plain mapping (validated against the schema first)."""
         if isinstance(data, AuthorityMapFile):
             return cls(data)
-        from reward_memory import wire  # noqa: PLC0415 - the converter only when needed
-
-        return cls(wire.load(dict(data), AuthorityMapFile))
+        return cls(_structure(dict(data)))
 
     @property
     def record(self) -> AuthorityMapFile:
@@ -127,12 +142,76 @@ class AuthorityMap:
             action_scopes=tuple(sorted(scope for scope in set(action_scopes) if scope in held)),
         )
 
+    def read_checkpoint_for(
+        self,
+        *,
+        corpus: CorpusDeclaration,
+        surface_id: str,
+        context: RecallContext,
+        agent_id: str,
+        now: datetime,
+    ) -> ReadAuthorityCheckpoint | None:
+        """A verified read checkpoint for a listed reader of this corpus and surface; else ``None``.
+
+        ``None`` (the recall guard then blocks that corpus, zero provider calls)
+        unless: ``agent_id`` has an unexpired read grant naming ``corpus``'s id,
+        its project and ``surface_id``; the corpus declares ``surface_id``; the
+        context observes the corpus's own workspace and project; and the corpus
+        sets no user, peer or session identity.
+        """
+        moment = resolve_now(now)
+        grant = self._by_reader.get(agent_id) if isinstance(agent_id, str) else None
+        if grant is None:
+            return None
+        if grant.expires_at is not None and parse_timestamp(grant.expires_at) <= moment:
+            return None
+        scope = corpus.scope
+        if (
+            corpus.corpus_id not in grant.corpus_ids
+            or scope.project_ref not in grant.project_refs
+            or surface_id not in grant.surface_ids
+            or surface_id not in scope.surface_ids
+            or context.workspace_ref != scope.workspace_ref
+            or context.project_ref != scope.project_ref
+        ):
+            return None
+        if (
+            scope.user_ref is not None
+            or scope.peer_ref is not None
+            or scope.session_ref is not None
+        ):
+            return None  # the map lists readers, not identities: never vouch for one
+        from reward_memory.records.recall import ReadAuthorityCheckpoint  # noqa: PLC0415
+
+        return ReadAuthorityCheckpoint(
+            verified=True,
+            corpus_id=corpus.corpus_id,
+            workspace_ref=scope.workspace_ref,
+            project_ref=scope.project_ref,
+            surface_id=surface_id,
+            read_authority=corpus.read_authority,
+            source_ref=self._record.source_ref,
+        )
+
     def __repr__(self) -> str:
-        return f"AuthorityMap(source_ref={self.source_ref!r}, grants={len(self._record.grants)})"
+        return (
+            f"AuthorityMap(source_ref={self.source_ref!r}, grants={len(self._record.grants)}, "
+            f"read_grants={len(self._record.read_grants)})"
+        )
 
 
 def load_authority_map(path: str | os.PathLike[str]) -> AuthorityMapFile:
     """Load and validate an authority-map file (``reward_memory_authority_map_v0``)."""
-    from reward_memory import wire  # noqa: PLC0415
+    from reward_memory import jsonio  # noqa: PLC0415
 
-    return wire.load_file(path, AuthorityMapFile)
+    return _structure(jsonio.read(path))
+
+
+def _structure(data: Any) -> AuthorityMapFile:
+    # One schema, one record: not wire.load's union of every packet (slow to build,
+    # and the CLI reads a map on every ingest-event).
+    from reward_memory import schemas, wire  # noqa: PLC0415
+    from reward_memory.records.authority import AUTHORITY_MAP_SCHEMA  # noqa: PLC0415
+
+    schemas.validate(data, AUTHORITY_MAP_SCHEMA)
+    return wire.structure(data, AuthorityMapFile)

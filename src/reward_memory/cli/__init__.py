@@ -44,6 +44,10 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
         "reward_memory.cli._configure",
         "preview (or --execute) one goal's experimental activation",
     ),
+    "ingest-event": (
+        "reward_memory.cli._ingest_event",
+        "ingest one compact event (dry run unless --execute; configured route to execute)",
+    ),
     "experiment-status": (
         "reward_memory.cli._experiment_status",
         "resolve goal + agent + config v1 (no paths, no scope refs)",

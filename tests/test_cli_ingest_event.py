@@ -1,0 +1,347 @@
+"""``reward-memory ingest-event`` (issue 8 item 8; reference §15.3).
+
+Contract sentences protected here:
+
+- "``--execute`` without a configured route is an error packet, exit 2": a caller
+  cannot bypass the default-off experiment by supplying a binding directly.
+- The original's full-packet public fixture "stays readable as a dry-run
+  evaluation input" -- it never reaches a provider.
+- "Dry run (default) returns ``planned`` and makes no provider call"; the same
+  event replayed is ``deduplicated``; a retry with another ``observed_at`` is a
+  conflict, never a duplicate.
+- Authority comes from the caller's authority source (``--authority``), never
+  from the event; bad input "prints an error packet ... and exits 2".
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reward_memory import schemas
+from reward_memory.cli import VERBS, main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "experiment"
+EVENT = EXAMPLES / "event.json"
+FIXTURE = EXAMPLES / "ingest-fixture.json"
+AUTHORITY = EXAMPLES / "authority.json"
+ACTIVATION = EXAMPLES / "activation.json"
+OBSERVED = "2026-11-01T12:00:00Z"
+ROUTE = (
+    "--goal-id",
+    "issue-fix",
+    "--agent-id",
+    "agent:patcher",
+    "--activation",
+    str(ACTIVATION),
+    "--authority",
+    str(AUTHORITY),
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The config names ``sqlite``: point its default location at a throw-away file."""
+    path = tmp_path / "store" / "memory.db"
+    monkeypatch.setenv("REWARD_MEMORY_SQLITE_PATH", str(path))
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(["ingest-event", *argv, "--format", "json"])
+    packet = json.loads(capsys.readouterr().out)
+    schemas.validate(packet)  # every packet the verb prints is a valid packet
+    return code, packet
+
+
+def _write(tmp_path: Path, name: str, data: Any) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def _event() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(EVENT.read_text("utf-8"))
+    return data
+
+
+def _fixture() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(FIXTURE.read_text("utf-8"))
+    return data
+
+
+def _error(code: int, packet: dict[str, Any], error_code: str, path: str) -> None:
+    assert code == 2
+    assert packet["schema_version"] == "reward_memory_error_v0"
+    assert (packet["error_code"], packet["field_path"]) == (error_code, path)
+
+
+def test_the_verb_is_in_the_verb_table() -> None:
+    assert "ingest-event" in VERBS
+
+
+def test_a_configured_dry_run_is_planned_with_zero_provider_calls(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, packet = _run(capsys, "--input", str(EVENT), *ROUTE)
+    assert code == 0
+    assert packet["schema_version"] == "reward_memory_ingest_receipt_v0"
+    assert packet["status"] == "planned"
+    assert packet["provider_call_count"] == 0
+    assert packet["external_writes_performed"] is False
+    assert not store.exists()  # no provider was built, let alone called
+
+
+def test_execute_activates_then_a_replay_deduplicates_and_another_time_conflicts(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, first = _run(
+        capsys, "--input", str(EVENT), *ROUTE, "--execute", "--observed-at", OBSERVED
+    )
+    assert code == 0
+    assert first["status"] == "activated"
+    assert first["exact_readback_verified"] is True
+    assert first["memory_available_for_recall"] is True
+    assert first["deduplicated"] is False
+    assert store.is_file()
+
+    code, again = _run(
+        capsys, "--input", str(EVENT), *ROUTE, "--execute", "--observed-at", OBSERVED
+    )
+    assert (code, again["status"], again["deduplicated"]) == (0, "activated", True)
+    assert again["record_ref"] == first["record_ref"]
+
+    code, later = _run(
+        capsys, "--input", str(EVENT), *ROUTE, "--execute", "--observed-at", "2026-11-03T08:00:00Z"
+    )
+    assert code == 0
+    assert later["status"] == "conflict"
+    assert later["deduplicated"] is False
+    assert later["memory_available_for_recall"] is False
+
+
+def test_the_wrapped_input_shape_carries_its_observed_at(
+    tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrapped = {
+        "event": _event(),
+        "observed_at": OBSERVED,
+        "adapter": "issue_fix_maintainer_feedback",
+    }
+    code, packet = _run(
+        capsys, "--input", _write(tmp_path, "in.json", wrapped), *ROUTE, "--execute"
+    )
+    assert (code, packet["status"]) == (0, "activated")
+
+
+def test_execute_needs_a_first_observation_time(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, packet = _run(capsys, "--input", str(EVENT), *ROUTE, "--execute")
+    _error(code, packet, "missing_field", "--observed-at")
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("source", [FIXTURE, EVENT], ids=["full-packet", "bare-event"])
+def test_execute_without_a_configured_route_is_an_error_packet(
+    source: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, packet = _run(capsys, "--input", str(source), "--execute", "--authority", str(AUTHORITY))
+    _error(code, packet, "usage_error", "--execute")
+    assert "--goal-id" in packet["message"]
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("flag", ["--goal-id", "--agent-id"])
+def test_goal_and_agent_come_together(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    value = "issue-fix" if flag == "--goal-id" else "agent:patcher"
+    code, packet = _run(capsys, "--input", str(EVENT), flag, value)
+    _error(code, packet, "usage_error", "--goal-id")
+
+
+def test_an_agent_off_the_allowlist_is_an_unavailable_experiment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    route = list(ROUTE)
+    route[3] = "agent:stranger"
+    code, packet = _run(capsys, "--input", str(EVENT), *route)
+    _error(code, packet, "experiment_unavailable", "--goal-id")
+    assert "agent_not_configured" in packet["message"] or "unavailable" in packet["message"]
+
+
+def test_a_missing_activation_file_is_an_unavailable_experiment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    route = list(ROUTE)
+    route[5] = str(tmp_path / "none.json")
+    code, packet = _run(capsys, "--input", str(EVENT), *route)
+    _error(code, packet, "experiment_unavailable", "--goal-id")
+    assert str(tmp_path) not in json.dumps(packet)
+
+
+def test_a_surface_the_config_does_not_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = _event()
+    event["surface_id"] = "issue_fix.review_order"
+    code, packet = _run(capsys, "--input", _write(tmp_path, "e.json", event), *ROUTE)
+    _error(code, packet, "surface_not_configured", "$.event.surface_id")
+
+
+def test_a_mismatched_adapter_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrapped = {"event": _event(), "adapter": "scoped_feedback"}
+    code, packet = _run(capsys, "--input", _write(tmp_path, "in.json", wrapped), *ROUTE)
+    _error(code, packet, "adapter_route_mismatch", "$.adapter")
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        pytest.param({"event": {}, "corpus": {}}, "$.corpus", id="configured-unknown-key"),
+        pytest.param({"observed_at": OBSERVED}, "$.event", id="no-event"),
+        pytest.param({"event": []}, "$.event", id="event-not-object"),
+    ],
+)
+def test_configured_input_keys_are_strict(
+    data: dict[str, Any], path: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, packet = _run(capsys, "--input", _write(tmp_path, "in.json", data), *ROUTE)
+    assert code == 2
+    assert packet["field_path"] == path
+
+
+def test_a_bad_observed_at_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, packet = _run(capsys, "--input", str(EVENT), *ROUTE, "--observed-at", "yesterday")
+    _error(code, packet, "invalid_format", "--observed-at")
+
+
+def test_a_raw_event_is_guard_blocked_not_an_error(
+    tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = _event()
+    event["raw_content_captured"] = True
+    argv = ("--input", _write(tmp_path, "e.json", event), *ROUTE, "--execute")
+    code, packet = _run(capsys, *argv, "--observed-at", OBSERVED)
+    assert (code, packet["status"]) == (0, "guard_blocked")
+    assert packet["provider_call_count"] == 0
+
+
+def test_without_an_authority_source_a_hard_policy_is_guard_blocked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, packet = _run(capsys, "--input", str(EVENT), *ROUTE[:6])
+    assert (code, packet["status"]) == (0, "guard_blocked")
+    assert "authority_source_missing" in packet["reason_codes"]
+
+
+def test_a_bad_authority_file_is_an_error_packet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(AUTHORITY.read_text("utf-8"))
+    data["grants"][0]["extra"] = 1
+    route = list(ROUTE)
+    route[7] = _write(tmp_path, "authority.json", data)
+    code, packet = _run(capsys, "--input", str(EVENT), *route)
+    assert code == 2
+    assert packet["field_path"].startswith("$.grants[0]")
+    route[7] = str(tmp_path / "missing.json")
+    code, packet = _run(capsys, "--input", str(EVENT), *route)
+    assert (code, packet["field_path"]) == (2, "--authority")
+
+
+# -- the full-packet fixture: a dry-run evaluation only ---------------------------------------
+
+
+def test_the_full_packet_fixture_is_a_dry_run_evaluation(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, packet = _run(capsys, "--input", str(FIXTURE), "--authority", str(AUTHORITY))
+    assert (code, packet["status"]) == (0, "planned")
+    assert packet["provider_call_count"] == 0
+    assert not store.exists()
+    # The authority comes from --authority, never from the packet or the event.
+    code, packet = _run(capsys, "--input", str(FIXTURE))
+    assert (code, packet["status"]) == (0, "guard_blocked")
+    assert "authority_source_missing" in packet["reason_codes"]
+
+
+@pytest.mark.parametrize(
+    ("change", "error_code", "path"),
+    [
+        pytest.param(("corpus", "extra", 1), "unknown_field", None, id="corpus-unknown-field"),
+        pytest.param(("standing_policy", "extra", 1), None, None, id="policy-unknown-field"),
+        pytest.param(("provider_binding", "extra", 1), None, None, id="binding-unknown-field"),
+        pytest.param((None, "comment_body", "x"), "unknown_field", "$.comment_body", id="top-key"),
+        pytest.param((None, "adapter", "semantic"), "invalid_value", "$.adapter", id="adapter"),
+        pytest.param((None, "corpus", []), "wrong_type", "$.corpus", id="corpus-not-object"),
+    ],
+)
+def test_the_full_packet_fixture_is_strict(
+    change: tuple[str | None, str, Any],
+    error_code: str | None,
+    path: str | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = copy.deepcopy(_fixture())
+    part, key, value = change
+    (data if part is None else data[part])[key] = value
+    code, packet = _run(capsys, "--input", _write(tmp_path, "in.json", data))
+    assert code == 2
+    if error_code is not None:
+        assert packet["error_code"] == error_code
+    expected = path if path is not None else f"$.{part}"
+    assert packet["field_path"].startswith(expected)
+
+
+@pytest.mark.parametrize("missing", ["adapter", "corpus", "standing_policy", "provider_binding"])
+def test_the_full_packet_fixture_needs_every_part(
+    missing: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _fixture()
+    del data[missing]
+    code, packet = _run(capsys, "--input", _write(tmp_path, "in.json", data))
+    _error(code, packet, "missing_field", f"$.{missing}")
+
+
+def test_the_verb_as_a_process_prints_no_path(tmp_path: Path) -> None:
+    cli = Path(sys.executable).with_name("reward-memory")
+    env_store = tmp_path / "m.db"
+    result = subprocess.run(
+        [str(cli), "ingest-event", "--input", str(EVENT), *ROUTE, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"REWARD_MEMORY_SQLITE_PATH": str(env_store), "PATH": ""},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    assert json.loads(result.stdout)["status"] == "planned"
+    for text in (str(EXAMPLES), str(tmp_path), "scope_ref", "issue-fix-policies"):
+        assert text not in result.stdout
+
+
+def test_an_unbuildable_provider_fails_open_with_exit_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = (EXAMPLES / "config.json").read_text("utf-8")
+    (tmp_path / "config.json").write_text(
+        config.replace('"provider_id": "sqlite"', '"provider_id": "nosuch"'), encoding="utf-8"
+    )
+    (tmp_path / "activation.json").write_text(ACTIVATION.read_text("utf-8"), encoding="utf-8")
+    route = list(ROUTE)
+    route[5] = str(tmp_path / "activation.json")
+    argv = ("--input", str(EVENT), *route, "--execute", "--observed-at", OBSERVED)
+    code, packet = _run(capsys, *argv)
+    assert (code, packet["status"]) == (0, "provider_unavailable")
+    assert packet["memory_available_for_recall"] is False
+    assert packet["exact_readback_verified"] is False
