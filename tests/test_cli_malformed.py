@@ -51,6 +51,8 @@ VERBS: dict[str, tuple[tuple[str, ...], str, str]] = {
     ),
     "recall": (("recall", "--input"), "--input", "recall-input.json"),
     "schema-validate": (("schema", "validate"), "FILE", "health-request.json"),
+    # The full-packet (dry-run evaluation) form of ingest-event.
+    "ingest-event": (("ingest-event", "--input"), "--input", "experiment/ingest-fixture.json"),
 }
 WHOLE = "<option>"  # stands for the verb's option: the error is about the whole document
 
@@ -335,7 +337,44 @@ def schema_validate_cases() -> list[Case]:
     return list(picked.values())
 
 
+def ingest_event_cases() -> list[Case]:
+    # An unmodelled or unsafe *event* is a guard_blocked receipt (exit 0, by the
+    # seeds); the corpus, standing policy, binding and the document itself are
+    # programmer input and must be refused with exit 2.
+    base = example("experiment/ingest-fixture.json")
+    rows: list[Row] = [
+        ("unknown-top-level-field", "extra", 1, "unknown_field"),
+        ("missing-corpus", "corpus", _DELETE, "missing_field"),
+        ("missing-policy", "standing_policy", _DELETE, "missing_field"),
+        ("missing-binding", "provider_binding", _DELETE, "missing_field"),
+        ("unknown-adapter", "adapter", "semantic_router", "invalid_value"),
+        ("corpus-is-list", "corpus", [], "wrong_type"),
+        ("binding-is-string", "provider_binding", "sqlite://", "wrong_type"),
+        ("corpus-owner-number", "corpus.owner_ref", 12345, "wrong_type"),
+        ("corpus-unknown-field", "corpus.notes", "x", "unknown_field"),
+        ("corpus-bad-class", "corpus.class_id", "everything", "wrong_type"),
+        # Identifiers refuse "=" and a leading "/" by grammar, before any scan.
+        ("corpus-owner-credential", "corpus.owner_ref", "password=hunter2", "invalid_format"),
+        ("corpus-owner-local-path", "corpus.owner_ref", "/home/alice/x", "invalid_format"),
+        ("binding-namespace-number", "provider_binding.namespace", 777, "wrong_type"),
+        ("binding-timeout-string", "provider_binding.timeout_seconds", "5", "wrong_type"),
+        ("binding-timeout-huge", "provider_binding.timeout_seconds", 10**6, "invalid_value"),
+        ("binding-unknown-field", "provider_binding.retries", 3, "unknown_field"),
+        ("policy-unknown-field", "standing_policy.notes", "x", "unknown_field"),
+        ("policy-enabled-string", "standing_policy.enabled", "true", "wrong_type"),
+        ("policy-raw-content", "standing_policy.raw_content_captured", True, "invalid_value"),
+        ("policy-write-scope", "standing_policy.allowed_action_scopes", ["repository:write"],
+         "authority_expansion_forbidden", "$.standing_policy.allowed_action_scopes[0]"),
+        ("policy-schema-version", "standing_policy.schema_version",
+         "reward_memory_standing_policy_v9", "schema_version_unsupported"),
+        ("policy-missing-scope", "standing_policy.scope", _DELETE, "missing_field"),
+        ("observed-at-words", "observed_at", "noon", "invalid_format"),
+    ]  # fmt: skip
+    return _mutations(base, rows)
+
+
 PACKET_CASES: dict[str, Callable[[], list[Case]]] = {
+    "ingest-event": ingest_event_cases,
     "health-check": health_cases,
     "candidate-review": candidate_review_cases,
     "recall": recall_cases,
