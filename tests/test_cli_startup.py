@@ -1,0 +1,143 @@
+"""What a CLI verb pays for at start-up (issue 8, issue 11: every verb <= 0.15 s wall).
+
+Each test runs a verb in a fresh interpreter and asserts which costly
+mechanisms it did *not* trigger: the provider entry-point scan
+(``importlib.metadata``), the tagged union of every packet (``wire.load``), and
+the big secret-scan alternation of :mod:`reward_memory.text` (compiled only
+when the prefilter lets text through). No timing is asserted here; the times
+are ``benchmarks/bench_cli.py``'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+ACTIVATION = str(EXAMPLES / "experiment" / "activation.json")
+
+# Runs the verb in-process, then reports the mechanisms it triggered on stderr.
+_PROBE = """
+import contextlib, io, json, sys
+from reward_memory.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main({argv!r})
+report = {{"code": code, "packet": json.loads(out.getvalue())}}
+report["metadata"] = "importlib.metadata" in sys.modules
+wire = sys.modules.get("reward_memory.wire")
+report["union"] = wire is not None and wire._packet_union.cache_info().currsize > 0
+text = sys.modules.get("reward_memory.text")
+report["big_scan"] = text is not None and text._unsafe.cache_info().currsize > 0
+sys.stderr.write(json.dumps(report))
+"""
+
+
+def _probe(argv: list[str], cwd: Path) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+    )
+    report: dict[str, object] = json.loads(result.stderr)
+    return report
+
+
+VERBS = {
+    "experiment-status": [
+        "experiment-status",
+        "--goal-id",
+        "issue-fix",
+        "--agent-id",
+        "agent:patcher",
+        "--activation",
+        ACTIVATION,
+        "--format",
+        "json",
+    ],
+    "configure": [
+        "configure",
+        "--goal-id",
+        "issue-fix",
+        "--config",
+        "config.json",
+        "--agent",
+        "agent:patcher",
+        "--activation",
+        ACTIVATION,
+        "--format",
+        "json",
+    ],
+    "recall": [
+        "recall",
+        "--input",
+        str(EXAMPLES / "recall-input.json"),
+        "--provider",
+        "sqlite://{db}",
+        "--format",
+        "json",
+    ],
+}
+
+
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_a_verb_naming_a_built_in_provider_skips_the_scan_and_the_union(
+    verb: str, tmp_path: Path
+) -> None:
+    """A built-in provider loads without the entry-point scan; one schema, one record."""
+    argv = [arg.format(db=tmp_path / "bench.db") for arg in VERBS[verb]]
+    report = _probe(argv, tmp_path)
+    assert report["code"] == 0, report["packet"]
+    assert report["metadata"] is False
+    assert report["union"] is False
+    # Their input holds no credential-like text: the prefilter answers alone.
+    assert report["big_scan"] is False
+
+
+def test_experiment_status_still_reports_the_sqlite_provider_healthy(tmp_path: Path) -> None:
+    """The fast path loads the same built-in class the entry point names."""
+    report = _probe(VERBS["experiment-status"], tmp_path)
+    packet = report["packet"]
+    assert isinstance(packet, dict)
+    assert (packet["provider_id"], packet["status"]) == ("sqlite", "available")
+
+
+def test_the_fast_path_gives_way_once_the_process_has_scanned() -> None:
+    """After a scan, a built-in id is looked up through it (conflicts are seen)."""
+    probe = (
+        "import sys\n"
+        "from reward_memory.providers import discovery\n"
+        "first = discovery.load_provider_class('memory')\n"
+        "assert 'importlib.metadata' not in sys.modules\n"
+        "assert discovery._scan.cache_info().currsize == 0\n"
+        "discovery.provider_ids()\n"
+        "again = discovery.load_provider_class('memory')\n"
+        "assert again is first\n"
+        "assert discovery._scan.cache_info().hits >= 1\n"
+        "discovery.rescan()\n"
+        "discovery.load_provider_class('sqlite')\n"
+        "assert discovery._scan.cache_info().currsize == 1  # rescan() cleared it\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def test_the_big_scan_is_compiled_when_the_prefilter_fires() -> None:
+    """Lazy compilation changes when the pattern is built, never what it finds."""
+    probe = (
+        "from reward_memory import text\n"
+        "assert text._unsafe.cache_info().currsize == 0\n"
+        "assert text.find_unsafe('a plain summary of the fix') is None\n"
+        "assert text._unsafe.cache_info().currsize == 0\n"
+        "assert text.find_unsafe('password=hunter22') == 'credential'\n"
+        "assert text.find_unsafe('see /home/alice/notes') == 'local_path'\n"
+        "assert text.find_unsafe('AKIAABCDEFGHIJKLMNOP') == 'credential'\n"
+        "assert text._unsafe.cache_info().currsize == 1\n"
+        "assert text._UNSAFE is text._unsafe() and text._TRIGGER is text._trigger()\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
