@@ -38,6 +38,7 @@ with contextlib.redirect_stdout(io.StringIO()) as out:
 report = {{"code": code, "packet": json.loads(out.getvalue())}}
 report["metadata"] = "importlib.metadata" in sys.modules
 report["cattrs"] = "cattrs" in sys.modules
+report["candidate_records"] = "reward_memory.records.candidate" in sys.modules
 wire = sys.modules.get("reward_memory.wire")
 report["union"] = wire is not None and wire._packet_union.cache_info().currsize > 0
 text = sys.modules.get("reward_memory.text")
@@ -111,10 +112,15 @@ def test_a_verb_naming_a_built_in_provider_skips_the_scan_and_the_union(
 
 @pytest.mark.parametrize("verb", ["configure", "experiment-status"])
 def test_the_experiment_verbs_do_not_import_the_converter(verb: str, tmp_path: Path) -> None:
-    """Files are built and packets dumped by records._plain, not by cattrs."""
+    """Files are built and packets dumped by records._plain, not by cattrs.
+
+    A config's standing policy needs the candidate classes, not the candidate
+    records (records._candidate_class).
+    """
     report = _probe(VERBS[verb], tmp_path)
     assert report["code"] == 0, report["packet"]
     assert report["cattrs"] is False
+    assert report["candidate_records"] is False
 
 
 def test_experiment_status_still_reports_the_sqlite_provider_healthy(tmp_path: Path) -> None:
