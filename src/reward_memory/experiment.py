@@ -94,11 +94,13 @@ def load_experiment_config(
             :class:`~reward_memory.errors.InputError` for unreadable or
             unbounded JSON, or the first rule broken, with its field path.
     """
-    from reward_memory import jsonio, wire  # noqa: PLC0415
+    from reward_memory import jsonio  # noqa: PLC0415
 
     if isinstance(source, ExperimentConfig):
         return source
+    parsed = False
     if isinstance(source, str | os.PathLike):
+        parsed = True
         data: Any = jsonio.read(source)
     elif isinstance(source, Mapping):
         data = dict(source)
@@ -119,6 +121,17 @@ def load_experiment_config(
 
     # One schema, one record: not wire.load's union of every packet (slow to build).
     schemas.validate(data, EXPERIMENT_CONFIG_SCHEMA)
+    if parsed:
+        # Parsed JSON (plain dicts and lists): the converter-free twin builds the
+        # same record (records._plain, held to the converter by tests) without
+        # importing and compiling cattrs at start-up.
+        from reward_memory.records._plain import from_plain  # noqa: PLC0415
+
+        config: ExperimentConfig = from_plain(ExperimentConfig, data)
+        return config
+    # A caller's mapping may nest other mapping or sequence types: the converter.
+    from reward_memory import wire  # noqa: PLC0415
+
     return wire.structure(data, ExperimentConfig)
 
 

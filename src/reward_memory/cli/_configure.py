@@ -73,10 +73,10 @@ def _option_path(path: str) -> str:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Preview or write the change; bad input is an error packet naming the option."""
-    from reward_memory import wire
     from reward_memory._activation_registry import configure_goal
     from reward_memory.cli._common import Outcome
     from reward_memory.errors import InputError, RecordValidationError
+    from reward_memory.records._plain import to_plain
 
     try:
         change = configure_goal(
@@ -100,4 +100,4 @@ def run(args: argparse.Namespace) -> Outcome:
         lines.append("  nothing written: add --execute to write this change")
     if change.after is not None:
         lines.append(f"  enabled_agents: {', '.join(change.after.enabled_agents)}")
-    return Outcome(packet=wire.dump(change), text_lines=tuple(lines))
+    return Outcome(packet=to_plain(change), text_lines=tuple(lines))

@@ -38,11 +38,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Resolve and report; the provider's failures are a ``provider_health`` status."""
-    from reward_memory import wire
     from reward_memory._activation_registry import config_root, load_activation_registry
     from reward_memory.cli._common import Outcome
     from reward_memory.errors import InputError, RecordValidationError
     from reward_memory.experiment import experiment_status, resolve_registry
+    from reward_memory.records._plain import to_plain
 
     try:
         registry = load_activation_registry(args.activation)
@@ -65,4 +65,4 @@ def run(args: argparse.Namespace) -> Outcome:
         lines.append(f"  reason_code: {status.reason_code}")
     if status.provider_health is not None:
         lines.append(f"  provider: {status.provider_id} ({status.provider_health.status})")
-    return Outcome(packet=wire.dump(status), text_lines=tuple(lines))
+    return Outcome(packet=to_plain(status), text_lines=tuple(lines))

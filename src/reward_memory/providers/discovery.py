@@ -16,6 +16,14 @@ only when that provider is asked for by name, or when every provider is listed.
   silent override (fsspec's ``clobber=True`` is the anti-pattern here).
 - :func:`get_provider` builds a provider from a URL (``sqlite:///abs/memory.db``,
   ``memory://``) or a bare id plus keyword options. The URL scheme is the id.
+- Fast path: the built-in ids (``memory``, ``sqlite``) are loaded from this
+  package directly, without the scan (~20 ms: ``importlib.metadata`` and every
+  distribution's metadata), as long as this process has not scanned. A CLI verb
+  or an experiment that only names a built-in never pays for the scan; a third
+  party claiming a built-in id cannot take its place there either (the
+  built-in is what was asked for). Once the group is scanned (a listing, an
+  unknown id, :func:`rescan`), every lookup goes through the scan, so such a
+  claim is a :class:`ProviderConflictError`.
 
 What a provider class must look like is described in :mod:`reward_memory.providers.spi`.
 """
@@ -107,12 +115,35 @@ def _index(entries: Iterable[_Entry]) -> Mapping[str, tuple[_Entry, ...]]:
     return MappingProxyType({name: tuple(found) for name, found in sorted(grouped.items())})
 
 
+# The built-in providers, exactly as pyproject.toml registers them.
+_BUILT_INS: Final = MappingProxyType(
+    {
+        "memory": _Entry(
+            name="memory",
+            value="reward_memory.testing.memory:InMemoryProvider",
+            distribution="reward-memory",
+            version=None,
+        ),
+        "sqlite": _Entry(
+            name="sqlite",
+            value="reward_memory.providers.sqlite:SQLiteProvider",
+            distribution="reward-memory",
+            version=None,
+        ),
+    }
+)
+# Set by the first scan or rescan(): from then on the scan decides every lookup.
+_scanned = False
+
+
 @functools.cache
 def _scan() -> Mapping[str, tuple[_Entry, ...]]:
     # importlib.metadata costs ~10 ms to import and more to scan sys.path: it is
     # paid on first use of discovery, never by ``import reward_memory``.
     from importlib.metadata import entry_points  # noqa: PLC0415
 
+    global _scanned  # noqa: PLW0603 - one process-wide switch, see the module docs
+    _scanned = True
     entries = []
     for point in entry_points().select(group=GROUP):
         dist = getattr(point, "dist", None)
@@ -129,8 +160,10 @@ def _scan() -> Mapping[str, tuple[_Entry, ...]]:
 
 def rescan() -> None:
     """Forget the cached entry-point scan (after installing a distribution at run time)."""
+    global _scanned  # noqa: PLW0603
     importlib.invalidate_caches()
     _scan.cache_clear()
+    _scanned = True
 
 
 def provider_ids() -> list[str]:
@@ -225,6 +258,9 @@ def _not_found(provider_id: str) -> ProviderNotFoundError:
 def load_provider_class(provider_id: str) -> type[Provider]:
     """Import and check the provider class registered as ``provider_id``.
 
+    A built-in id is loaded without the scan until this process has scanned
+    (see the module docs).
+
     Raises:
         ProviderNotFoundError: no installed distribution registers ``provider_id``.
         ProviderConflictError: two or more distributions register it.
@@ -232,6 +268,9 @@ def load_provider_class(provider_id: str) -> type[Provider]:
     """
     if not isinstance(provider_id, str):
         raise ProviderConfigError("a provider id must be a string")
+    built_in = _BUILT_INS.get(provider_id)
+    if built_in is not None and not _scanned:
+        return _load(built_in)
     entries = _scan().get(provider_id)
     if not entries:
         raise _not_found(provider_id)

@@ -56,6 +56,14 @@ import attrs
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
+
+# Re-exported: these live apart so a standing policy can be read without
+# building every candidate class (see records/_candidate_class.py).
+from reward_memory.records._candidate_class import (
+    CANDIDATE_CLASSES,
+    CandidateClass,
+    no_raw_content,
+)
 from reward_memory.records._plain import to_plain
 from reward_memory.records.envelope import ConfidenceLevel, RecordScope
 
@@ -106,9 +114,6 @@ CANDIDATE_SCHEMA: Final = "reward_memory_candidate_v0"
 REVIEW_SCHEMA: Final = "reward_memory_candidate_review_v0"
 REVIEW_REQUEST_SCHEMA: Final = "reward_memory_candidate_review_request_v0"
 
-CandidateClass = Literal["hard_policy", "soft_preference", "procedural_experience"]
-# The durable, reusable classes a candidate may target (reference §2.1).
-CANDIDATE_CLASSES: Final[tuple[CandidateClass, ...]] = get_args(CandidateClass)
 # Roles whose verified feedback may derive hard-policy content (reference §2.1).
 HARD_POLICY_ACTOR_ROLES: Final = frozenset(
     {"verified_repository_core_contributor", "verified_project_owner_or_operator"}
@@ -224,29 +229,6 @@ def is_record(cls: type[Any]) -> Any:
             )
 
     return validate
-
-
-def _no_raw_content(value: Any) -> Literal[False]:
-    if not isinstance(value, bool):
-        raise RecordValidationError(
-            "must be a boolean", path="$.raw_content_captured", code="wrong_type"
-        )
-    if value:
-        raise RecordValidationError(
-            "must be false: raw content (chat, transcripts, comment bodies) is never captured",
-            path="$.raw_content_captured",
-            code="raw_content_captured",
-        )
-    return False
-
-
-def no_raw_content() -> Any:
-    """The required ``raw_content_captured`` input flag: a real boolean, and false.
-
-    A converter rather than a validator: converters run first, in field order,
-    so it is checked before any other field (as in the original).
-    """
-    return attrs.field(converter=_no_raw_content)
 
 
 def review_reason_codes(value: Any) -> tuple[str, ...]:

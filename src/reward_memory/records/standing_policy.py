@@ -25,7 +25,7 @@ import attrs
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
-from reward_memory.records.candidate import CANDIDATE_CLASSES, no_raw_content
+from reward_memory.records._candidate_class import CANDIDATE_CLASSES, no_raw_content
 
 __all__ = [
     "FORBIDDEN_SCOPE_WORDS",

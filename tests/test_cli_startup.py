@@ -1,0 +1,269 @@
+"""What a CLI verb pays for at start-up (issue 8, issue 11: every verb <= 0.15 s wall).
+
+Each test runs a verb in a fresh interpreter and asserts which costly
+mechanisms it did *not* trigger: the provider entry-point scan
+(``importlib.metadata``), the tagged union of every packet (``wire.load``), and
+the big secret-scan alternation of :mod:`reward_memory.text` (compiled only
+when the prefilter lets text through). No timing is asserted here; the times
+are ``benchmarks/bench_cli.py``'s job.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reward_memory import schemas, wire
+from reward_memory._activation_registry import load_activation_registry
+from reward_memory.cli import main
+from reward_memory.errors import RewardMemoryError
+from reward_memory.experiment import load_experiment_config
+from reward_memory.records.activation_registry import ActivationRegistry
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+ACTIVATION = str(EXAMPLES / "experiment" / "activation.json")
+
+# Runs the verb in-process, then reports the mechanisms it triggered on stderr.
+_PROBE = """
+import contextlib, io, json, sys
+from reward_memory.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main({argv!r})
+report = {{"code": code, "packet": json.loads(out.getvalue())}}
+report["metadata"] = "importlib.metadata" in sys.modules
+report["cattrs"] = "cattrs" in sys.modules
+report["candidate_records"] = "reward_memory.records.candidate" in sys.modules
+wire = sys.modules.get("reward_memory.wire")
+report["union"] = wire is not None and wire._packet_union.cache_info().currsize > 0
+text = sys.modules.get("reward_memory.text")
+report["big_scan"] = text is not None and text._unsafe.cache_info().currsize > 0
+sys.stderr.write(json.dumps(report))
+"""
+
+
+def _probe(argv: list[str], cwd: Path) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+    )
+    report: dict[str, object] = json.loads(result.stderr)
+    return report
+
+
+VERBS = {
+    "experiment-status": [
+        "experiment-status",
+        "--goal-id",
+        "issue-fix",
+        "--agent-id",
+        "agent:patcher",
+        "--activation",
+        ACTIVATION,
+        "--format",
+        "json",
+    ],
+    "configure": [
+        "configure",
+        "--goal-id",
+        "issue-fix",
+        "--config",
+        "config.json",
+        "--agent",
+        "agent:patcher",
+        "--activation",
+        ACTIVATION,
+        "--format",
+        "json",
+    ],
+    "recall": [
+        "recall",
+        "--input",
+        str(EXAMPLES / "recall-input.json"),
+        "--provider",
+        "sqlite://{db}",
+        "--format",
+        "json",
+    ],
+}
+
+
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_a_verb_naming_a_built_in_provider_skips_the_scan_and_the_union(
+    verb: str, tmp_path: Path
+) -> None:
+    """A built-in provider loads without the entry-point scan; one schema, one record."""
+    argv = [arg.format(db=tmp_path / "bench.db") for arg in VERBS[verb]]
+    report = _probe(argv, tmp_path)
+    assert report["code"] == 0, report["packet"]
+    assert report["metadata"] is False
+    assert report["union"] is False
+    # Their input holds no credential-like text: the prefilter answers alone.
+    assert report["big_scan"] is False
+
+
+@pytest.mark.parametrize("verb", ["configure", "experiment-status"])
+def test_the_experiment_verbs_do_not_import_the_converter(verb: str, tmp_path: Path) -> None:
+    """Files are built and packets dumped by records._plain, not by cattrs.
+
+    A config's standing policy needs the candidate classes, not the candidate
+    records (records._candidate_class).
+    """
+    report = _probe(VERBS[verb], tmp_path)
+    assert report["code"] == 0, report["packet"]
+    assert report["cattrs"] is False
+    assert report["candidate_records"] is False
+
+
+def test_experiment_status_still_reports_the_sqlite_provider_healthy(tmp_path: Path) -> None:
+    """The fast path loads the same built-in class the entry point names."""
+    report = _probe(VERBS["experiment-status"], tmp_path)
+    packet = report["packet"]
+    assert isinstance(packet, dict)
+    assert (packet["provider_id"], packet["status"]) == ("sqlite", "available")
+
+
+def test_the_fast_path_gives_way_once_the_process_has_scanned() -> None:
+    """After a scan, a built-in id is looked up through it (conflicts are seen)."""
+    probe = (
+        "import sys\n"
+        "from reward_memory.providers import discovery\n"
+        "first = discovery.load_provider_class('memory')\n"
+        "assert 'importlib.metadata' not in sys.modules\n"
+        "assert discovery._scan.cache_info().currsize == 0\n"
+        "discovery.provider_ids()\n"
+        "again = discovery.load_provider_class('memory')\n"
+        "assert again is first\n"
+        "assert discovery._scan.cache_info().hits >= 1\n"
+        "discovery.rescan()\n"
+        "discovery.load_provider_class('sqlite')\n"
+        "assert discovery._scan.cache_info().currsize == 1  # rescan() cleared it\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def test_the_big_scan_is_compiled_when_the_prefilter_fires() -> None:
+    """Lazy compilation changes when the pattern is built, never what it finds."""
+    probe = (
+        "from reward_memory import text\n"
+        "assert text._unsafe.cache_info().currsize == 0\n"
+        "assert text.find_unsafe('a plain summary of the fix') is None\n"
+        "assert text._unsafe.cache_info().currsize == 0\n"
+        "assert text.find_unsafe('password=hunter22') == 'credential'\n"
+        "assert text.find_unsafe('see /home/alice/notes') == 'local_path'\n"
+        "assert text.find_unsafe('AKIAABCDEFGHIJKLMNOP') == 'credential'\n"
+        "assert text._unsafe.cache_info().currsize == 1\n"
+        "assert text._UNSAFE is text._unsafe() and text._TRIGGER is text._trigger()\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+# -- the converter-free twin builds, refuses and dumps exactly as the converter --------
+
+
+def _outcome(load: object) -> object:
+    try:
+        return ("ok", load())  # type: ignore[operator]
+    except RewardMemoryError as exc:
+        return (type(exc).__name__, exc.code, getattr(exc, "path", None), exc.message)
+
+
+def _mutations(document: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Every key and item path of a JSON document."""
+    found: list[tuple[object, ...]] = []
+    items = (
+        document.items()
+        if isinstance(document, dict)
+        else enumerate(document)
+        if isinstance(document, list)
+        else ()
+    )
+    for key, value in items:
+        found.append((*path, key))
+        found.extend(_mutations(value, (*path, key)))
+    return found
+
+
+def _mutated(document: object, path: tuple[object, ...], value: object) -> object:
+    clone = copy.deepcopy(document)
+    parent: object = clone
+    for key in path[:-1]:
+        parent = parent[key]  # type: ignore[index]
+    if value is _DELETE:
+        del parent[path[-1]]  # type: ignore[attr-defined]
+    else:
+        parent[path[-1]] = value  # type: ignore[index]
+    return clone
+
+
+_DELETE = object()
+_VALUES = (_DELETE, None, 0, "", "Not A Token", [], {}, True, "a" * 600)
+
+
+def test_a_config_file_loads_as_a_mapping_does(tmp_path: Path) -> None:
+    """Same record, same error (code, path, message) for every mutated config v1."""
+    base = json.loads((EXAMPLES / "experiment" / "config.json").read_text(encoding="utf-8"))
+    target = tmp_path / "config.json"
+    for path in _mutations(base):
+        for value in _VALUES:
+            document = _mutated(base, path, value)
+            target.write_text(json.dumps(document), encoding="utf-8")
+            from_file = _outcome(lambda: load_experiment_config(target))
+            from_mapping = _outcome(lambda: load_experiment_config(copy.deepcopy(document)))  # noqa: B023
+            assert from_file == from_mapping, (path, value)
+
+
+def test_an_activation_file_loads_as_the_converter_builds_it(tmp_path: Path) -> None:
+    """Same record, same error as schema + cattrs for every mutated activation file."""
+    base = json.loads(Path(ACTIVATION).read_text(encoding="utf-8"))
+    target = tmp_path / "activation.json"
+
+    def converter() -> ActivationRegistry:
+        data = json.loads(target.read_text(encoding="utf-8"))
+        schemas.validate(data, "reward_memory_activation_registry_v0")
+        return wire.structure(data, ActivationRegistry)
+
+    for path in _mutations(base):
+        for value in (*_VALUES, "../c.json", "c.txt", ["agent:a", "agent:a"]):
+            target.write_text(json.dumps(_mutated(base, path, value)), encoding="utf-8")
+            assert _outcome(lambda: load_activation_registry(target)) == _outcome(converter)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--goal-id", "issue-fix", "--agent-id", "agent:patcher"],
+        ["--goal-id", "issue-fix", "--agent-id", "agent:stranger"],
+        ["--goal-id", "unknown-goal", "--agent-id", "agent:patcher"],
+    ],
+)
+def test_the_status_packet_is_what_the_converter_dumps(
+    extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """experiment-status prints exactly wire.dump of its record (and it loads back)."""
+    main(["experiment-status", *extra, "--activation", ACTIVATION, "--format", "json"])
+    packet = json.loads(capsys.readouterr().out)
+    record = wire.load(packet)
+    assert wire.dump(record) == packet
+
+
+def test_the_change_packet_is_what_the_converter_dumps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """configure (preview and --execute) prints wire.dump of its record; the file too."""
+    activation = tmp_path / ".reward-memory" / "activation.json"
+    argv = ["configure", "--goal-id", "g", "--config", "c.json", "--agent", "agent:a"]
+    for execute in ([], ["--execute"]):
+        main([*argv, *execute, "--activation", str(activation), "--format", "json"])
+        packet = json.loads(capsys.readouterr().out)
+        assert wire.dump(wire.load(packet)) == packet
+    written = json.loads(activation.read_text(encoding="utf-8"))
+    assert wire.dump(wire.load(written)) == written
