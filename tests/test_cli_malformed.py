@@ -352,7 +352,7 @@ def ingest_event_cases() -> list[Case]:
         ("binding-is-string", "provider_binding", "sqlite://", "wrong_type"),
         ("corpus-owner-number", "corpus.owner_ref", 12345, "wrong_type"),
         ("corpus-unknown-field", "corpus.notes", "x", "unknown_field"),
-        ("corpus-bad-class", "corpus.class_id", "everything", "wrong_type"),
+        ("corpus-bad-class", "corpus.class_id", "everything", "invalid_value"),
         # Identifiers refuse "=" and a leading "/" by grammar, before any scan.
         ("corpus-owner-credential", "corpus.owner_ref", "password=hunter2", "invalid_format"),
         ("corpus-owner-local-path", "corpus.owner_ref", "/home/alice/x", "invalid_format"),

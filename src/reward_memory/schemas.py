@@ -33,6 +33,7 @@ __all__ = [
     "schema_dir",
     "schema_names",
     "validate",
+    "validate_definition",
     "validator_for",
 ]
 
@@ -284,6 +285,33 @@ def validate(instance: Any, name: str | None = None) -> str:
     if error is not None:
         raise _translate(error)
     return name
+
+
+@functools.cache
+def _definition_validator(name: str, definition: str) -> jsonschema.protocols.Validator:
+    document = _validated_documents()[name]
+    if definition not in document.get("$defs", {}):
+        raise SchemaError(f"{name} has no definition {definition}")
+    ref = {"$ref": f"{document['$id']}#/$defs/{definition}"}
+    return validator_for(name).evolve(schema=ref)
+
+
+def validate_definition(instance: Any, name: str, definition: str) -> None:
+    """Validate a part of a packet (``instance``) against ``name``'s ``$defs/definition``.
+
+    For documents that embed records without their own ``schema_version`` (a
+    corpus, a provider binding): the same strict type gate as :func:`validate`,
+    with field paths relative to ``instance``.
+    """
+    from reward_memory import jsonio  # noqa: PLC0415
+
+    get_schema(name)
+    jsonio.check_data(instance)
+    validator = _definition_validator(name, definition)
+    errors = itertools.islice(validator.iter_errors(instance), _MAX_ERRORS)
+    error = next(iter(sorted(errors, key=_error_order)), None)
+    if error is not None:
+        raise _translate(error)
 
 
 def _error_order(error: jsonschema.ValidationError) -> tuple[int, int, str]:

@@ -111,30 +111,12 @@ def packet_type(schema_version: str) -> type[Any]:
 
 
 @functools.cache
-def _strict(kind: type[Any], accepts: Any, word: str) -> Any:
-    def structure(value: Any, _: Any) -> Any:
-        if not accepts(value):
-            raise TypeError(f"must be {word}")
-        return kind(value) if kind is float else value
-
-    return structure
-
-
 def _converter() -> Converter:
     import attrs  # noqa: PLC0415
     from cattrs.gen import make_dict_unstructure_fn  # noqa: PLC0415
     from cattrs.preconf.json import make_converter  # noqa: PLC0415 - off the import path
 
     converter = make_converter(forbid_extra_keys=True, detailed_validation=True)
-    # Strict primitives: cattrs would coerce (777 -> "777", "5" -> 5, "no" -> True),
-    # so data structured without a schema first could pass as something it is not.
-    for kind, accepts, word in (
-        (str, lambda v: isinstance(v, str), "a string"),
-        (int, lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-        (float, lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number"),
-        (bool, lambda v: isinstance(v, bool), "a boolean"),
-    ):
-        converter.register_structure_hook(kind, _strict(kind, accepts, word))
     # Records keep tuples (immutable); the wire gets lists.
     converter.register_unstructure_hook(
         tuple, lambda value: [converter.unstructure(v) for v in value]

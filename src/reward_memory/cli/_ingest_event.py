@@ -193,6 +193,13 @@ def _configured(
     return _outcome(hook.receipt)
 
 
+# Where the schemas define the fixture's embedded records.
+_DEFINITIONS: Final = {
+    "corpus": ("reward_memory_corpus_registry_v0", "CorpusDeclaration"),
+    "provider_binding": ("reward_memory_recall_input_v0", "ProviderBinding"),
+}
+
+
 def _fixture(
     args: argparse.Namespace, data: dict[str, Any], authority: AuthorityMap | None
 ) -> Outcome:
@@ -227,6 +234,8 @@ def _fixture(
             # and binding are records whose validators check every field.
             if cls is StandingPolicy:  # one schema, not wire.load's union of every packet
                 schemas.validate(data[key], STANDING_POLICY_SCHEMA)
+            else:  # the strict type gate: cattrs alone would coerce 777 to "777"
+                schemas.validate_definition(data[key], *_DEFINITIONS[key])
             parts[key] = wire.structure(data[key], cls)
         except RecordValidationError as exc:
             raise _under(f"$.{key}", exc) from None
