@@ -44,14 +44,20 @@ from typing import TYPE_CHECKING, Any, Final, Union
 
 import attrs
 
-from reward_memory.errors import ProviderUnavailable, RecordValidationError
+# The ingest hook lives in its own module; it is part of this module's surface.
+# The ingest hook lives in its own module and is part of this module's surface.
+from reward_memory._ingest_hook import ABSENT_PROVIDER as _ABSENT
+from reward_memory._ingest_hook import (
+    INGEST_ADAPTERS,
+    automatic_ingest,
+    event_surface,
+    run_ingest,
+)
+from reward_memory.errors import RecordValidationError
 from reward_memory.experiment import CorpusRoute, ExperimentRuntime, SurfaceRoute
 from reward_memory.grammars import check_token, normalize_timestamp, resolve_now
 from reward_memory.records import _fields as f
 from reward_memory.records.hooks import (
-    IngestHookPacket,
-    IngestHookStatus,
-    IngestHookTelemetry,
     RecallHookPacket,
     RecallHookStatus,
     RecallHookTelemetry,
@@ -68,7 +74,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from reward_memory.application import ApplyMemory
-    from reward_memory.authority import AuthoritySource
     from reward_memory.guarded_recall import RecallSession
     from reward_memory.providers.spi import Provider
     from reward_memory.records.application import ApplicationReceipt, ApplicationResult
@@ -83,22 +88,15 @@ __all__ = [
     "RecallOutcome",
     "automatic_ingest",
     "automatic_recall",
+    "event_surface",
     "run_ingest",
     "run_recall",
 ]
 
-# config surface adapter -> the ingest core's adapter
-INGEST_ADAPTERS: Final = {
-    "issue_fix_maintainer_feedback": "issue_fix",
-    "scoped_feedback": "scoped_feedback",
-}
 DEFAULT_QUERY_SUMMARY: Final = "Function-boundary reward-memory recall."
 QUERY_INVALID: Final = "surface_profile_or_query_invalid"
 REQUEST_INVALID: Final = "exact_corpus_request_invalid"
-EVENT_UNROUTABLE: Final = "compact_actor_scoped_event_required"
-INGEST_REJECTED: Final = "compact_event_or_standing_policy_rejected"
 RECALL_OFF: Final = "automatic_recall_disabled"
-INGEST_OFF: Final = "automatic_ingest_disabled"
 
 Checkpoints = (
     Mapping[str, ReadAuthorityCheckpoint]
@@ -189,23 +187,6 @@ class RecallOutcome:
     def fail_open_preserved_base(self) -> bool:
         """Whether ``output`` is the caller's base output."""
         return self.packet.fail_open_preserved_base
-
-
-class _Absent:
-    """Stands in for a provider that is not there: every call is unavailable (fail open)."""
-
-    provider_id = "unavailable"
-
-    def _fail(self, *_: Any, **__: Any) -> Any:
-        raise ProviderUnavailable("no provider is available for this corpus")
-
-    search = read = write = inventory = _fail
-
-    def close(self) -> None:
-        return None
-
-
-_ABSENT: Final[Any] = _Absent()
 
 
 def _provider_for(providers: Any, corpus_id: str) -> Any:
@@ -551,136 +532,6 @@ def automatic_recall(
         application_id=application_id,
         artifact_ref=artifact_ref,
         apply_memory=apply_memory,
-        provider=provider,
-        now=now,
-    )
-
-
-# -- ingest ---------------------------------------------------------------------------------
-
-
-def event_surface(event: Any) -> str | None:
-    """The surface an event names (record or mapping), or ``None``."""
-    try:
-        value = event.get("surface_id") if isinstance(event, Mapping) else event.surface_id
-    except Exception:  # noqa: BLE001 - an event without one is unroutable
-        return None
-    return value if isinstance(value, str) else None
-
-
-def _ingest_early(
-    surface_id: str | None,
-    trigger: Trigger,
-    runtime: ExperimentRuntime,
-    status: IngestHookStatus,
-    reason: str | None,
-) -> IngestHookPacket:
-    return IngestHookPacket(
-        surface_id=surface_id,
-        trigger=trigger,
-        status=status,
-        reason_code=reason,
-        automatic_ingest=runtime.automatic_ingest,
-    )
-
-
-def run_ingest(
-    runtime: ExperimentRuntime,
-    surface_id: str | None,
-    event: Any,
-    *,
-    trigger: Trigger,
-    authority: AuthoritySource | None,
-    observed_at: str | datetime,
-    execute: bool = False,
-    provider: Provider | None = None,
-    now: datetime | None = None,
-) -> IngestHookPacket:
-    """The routing behind :func:`automatic_ingest` and the explicit ``Experiment.ingest``."""
-    if not isinstance(runtime, ExperimentRuntime):
-        raise TypeError("runtime must be an ExperimentRuntime")
-    moment = resolve_now(now)
-    if trigger == "automatic" and not runtime.automatic_ingest:
-        return _ingest_early(
-            surface_id, trigger, runtime, "disabled", runtime.reason_code or INGEST_OFF
-        )
-    if not runtime.available:
-        return _ingest_early(surface_id, trigger, runtime, "disabled", runtime.reason_code)
-    named = event_surface(event)
-    if named is None or (surface_id is not None and named != surface_id):
-        return _ingest_early(surface_id, trigger, runtime, "guard_rejected", EVENT_UNROUTABLE)
-    try:
-        route = runtime.surface(named)
-    except RecordValidationError as exc:
-        return _ingest_early(named, trigger, runtime, "guard_rejected", exc.code)
-
-    from reward_memory.ingestion import ingest  # noqa: PLC0415
-
-    ingest_route = route.ingest
-    try:
-        receipt = ingest(
-            event,
-            adapter=INGEST_ADAPTERS[route.adapter],  # type: ignore[arg-type]
-            corpus=ingest_route.corpus,
-            standing_policy=ingest_route.standing_policy,
-            binding=ingest_route.binding,
-            provider=_ABSENT if provider is None else provider,
-            authority=authority,
-            observed_at=observed_at,
-            execute=execute,
-            now=moment,
-        )
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException:  # noqa: BLE001 - fail open: a rejected event, never a crash
-        return _ingest_early(named, trigger, runtime, "guard_rejected", INGEST_REJECTED)
-    synced = (
-        execute and receipt.write is not None and receipt.status not in ("guard_blocked", "planned")
-    )
-    return IngestHookPacket(
-        surface_id=named,
-        trigger=trigger,
-        status=receipt.status,
-        automatic_ingest=runtime.automatic_ingest,
-        receipt=receipt,
-        telemetry=IngestHookTelemetry(
-            provider_sync_count=1 if synced else 0,
-            provider_call_count=receipt.provider_call_count,
-            exact_readback_verified=receipt.exact_readback_verified,
-            deduplicated=receipt.deduplicated,
-            provider_available=receipt.status not in ("provider_unavailable", "committed_pending"),
-        ),
-        external_writes_performed=receipt.external_writes_performed,
-    )
-
-
-def automatic_ingest(
-    runtime: ExperimentRuntime,
-    surface_id: str,
-    event: Any,
-    *,
-    authority: AuthoritySource | None,
-    observed_at: str | datetime,
-    execute: bool = False,
-    provider: Provider | None = None,
-    now: datetime | None = None,
-) -> IngestHookPacket:
-    """The automatic ingest hook: runs only when the flag is on; the ingest core does the rest.
-
-    The event must name ``surface_id`` (else ``guard_rejected`` /
-    ``compact_actor_scoped_event_required``); it goes to the surface's ingest
-    corpus with its standing policy and binding. ``execute`` defaults to a dry
-    run (``planned``). Zero provider calls unless the ingest core reaches its
-    write.
-    """
-    return run_ingest(
-        runtime,
-        surface_id,
-        event,
-        trigger="automatic",
-        authority=authority,
-        observed_at=observed_at,
-        execute=execute,
         provider=provider,
         now=now,
     )
