@@ -27,7 +27,7 @@ No semantic routing: nothing here reads the summary or the reasoning.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.guards.recall import binding_reasons
 
@@ -172,13 +172,7 @@ def _policy_corpus_reasons(
         reasons.add("standing_policy_requires_manual_review")
     if policy.owner_ref != corpus.owner_ref:
         reasons.add("standing_policy_owner_mismatch")
-    if pscope.workspace_ref != cscope.workspace_ref:
-        reasons.add("standing_policy_workspace_corpus_mismatch")
-    if pscope.project_ref != cscope.project_ref:
-        reasons.add("standing_policy_project_corpus_mismatch")
-    for name in IDENTITY_FIELDS:
-        if getattr(pscope, name) != getattr(cscope, name):
-            reasons.add(f"standing_policy_{name}_corpus_mismatch")
+    _scope_reasons(pscope, cscope, "standing_policy_{}_corpus_mismatch", reasons)
     if not set(pscope.surface_ids).issubset(cscope.surface_ids):
         reasons.add("standing_policy_surface_exceeds_corpus")
     if corpus.lifecycle.state != "active":
@@ -187,6 +181,21 @@ def _policy_corpus_reasons(
         reasons.add("corpus_write_authority_not_durable")
     if not corpus.retrieval.readback_required:
         reasons.add("corpus_exact_readback_not_required")
+
+
+# (scope field, the word its reason code uses), reference §9.2.
+_SCOPE_CODES: Final = (
+    ("workspace_ref", "workspace"),
+    ("project_ref", "project"),
+    *((name, name) for name in IDENTITY_FIELDS),
+)
+
+
+def _scope_reasons(inner: Any, outer: Any, code: str, reasons: set[str]) -> None:
+    """``code`` (a ``{}`` template) for each of workspace, project and identity that differs."""
+    for field, word in _SCOPE_CODES:
+        if getattr(inner, field) != getattr(outer, field):
+            reasons.add(code.format(word))
 
 
 def _candidate_fit_reasons(
@@ -205,24 +214,12 @@ def _candidate_fit_reasons(
         reasons.add("candidate_source_kind_not_allowed")
     if candidate.source.actor_role not in policy.allowed_actor_roles:
         reasons.add("candidate_actor_role_not_allowed")
-    if scope.workspace_ref != pscope.workspace_ref:
-        reasons.add("candidate_workspace_policy_mismatch")
-    if scope.project_ref != pscope.project_ref:
-        reasons.add("candidate_project_policy_mismatch")
-    for name in IDENTITY_FIELDS:
-        if getattr(scope, name) != getattr(pscope, name):
-            reasons.add(f"candidate_{name}_policy_mismatch")
+    _scope_reasons(scope, pscope, "candidate_{}_policy_mismatch", reasons)
     if len(scope.surface_ids) != 1:
         reasons.add("candidate_surface_count_not_one")
     if not set(scope.surface_ids).issubset(pscope.surface_ids):
         reasons.add("candidate_surface_not_allowed")
-    if scope.workspace_ref != cscope.workspace_ref:
-        reasons.add("candidate_workspace_corpus_mismatch")
-    if scope.project_ref != cscope.project_ref:
-        reasons.add("candidate_project_corpus_mismatch")
-    for name in IDENTITY_FIELDS:
-        if getattr(scope, name) != getattr(cscope, name):
-            reasons.add(f"candidate_{name}_corpus_mismatch")
+    _scope_reasons(scope, cscope, "candidate_{}_corpus_mismatch", reasons)
     if not set(scope.surface_ids).issubset(cscope.surface_ids):
         reasons.add("candidate_surface_corpus_mismatch")
     freshness = corpus.freshness
