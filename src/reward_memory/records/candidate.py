@@ -47,8 +47,6 @@ keeps its ``expires_at`` (differs from the original, which dropped it).
 
 from __future__ import annotations
 
-import hashlib
-from json.encoder import encode_basestring
 from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
@@ -64,6 +62,7 @@ from reward_memory.records._candidate_class import (
     CandidateClass,
     no_raw_content,
 )
+from reward_memory.records._candidate_ref import candidate_hashed_object, candidate_ref_of
 from reward_memory.records._plain import to_plain
 from reward_memory.records.envelope import ConfidenceLevel, RecordScope
 
@@ -372,121 +371,6 @@ class ReviewDecision:
 
 
 # -- the candidate --------------------------------------------------------------------------
-
-
-def candidate_ref_of(
-    *,
-    target_class: str,
-    content_summary: str,
-    source: CandidateSource,
-    scope: RecordScope,
-    guard_context: CandidateGuardContext,
-    requested_action_scopes: tuple[str, ...],
-    expires_at: str | None = None,
-    observed_at: str | None = None,
-    supersedes_refs: tuple[str, ...] = (),
-) -> str:
-    """The ``candidate_ref``: ``candidate:`` + 20 hex of sha256 over legacy J1.
-
-    The hashed object is the original's (reference §1.5) -- ``target_class``,
-    ``content_summary``, ``source`` (kind, ref, actor, role), ``scope`` (always
-    ``revision_ref``; an identity key only when it is set), ``guard_context``,
-    ``requested_action_scopes`` -- plus, each only when set, ``expires_at``,
-    ``observed_at`` (normalised timestamps) and ``supersedes_refs``: how long
-    the record lives, when its evidence was observed, and what it replaces.
-    Encoded as ``json.dumps(obj, sort_keys=True)`` (J1: default separators,
-    non-ASCII kept). A candidate without those three has the original's ref,
-    byte for byte; one with any of them has a ref the original never gave it
-    (it ignored them: differs from the original).
-
-    The J1 text is written out directly, keys in sorted order, each string
-    through the encoder json itself uses: it is the per-call path, and this is
-    half the cost of building the dict and encoding it. ``tests/test_candidates.py``
-    proves it equal to :func:`reward_memory.digests.legacy_json` (J1) over
-    generated candidates.
-    """
-    q = encode_basestring
-    parts = ['{"content_summary": ', q(content_summary)]
-    if expires_at is not None:
-        parts += [', "expires_at": ', q(expires_at)]
-    parts += [
-        ', "guard_context": {"conflict_state": ',
-        q(guard_context.conflict_state),
-        ', "current_artifact_verified": ',
-        "true" if guard_context.current_artifact_verified else "false",
-        ', "source_freshness": ',
-        q(guard_context.source_freshness),
-        "}",
-    ]
-    if observed_at is not None:
-        parts += [', "observed_at": ', q(observed_at)]
-    parts += [
-        ', "requested_action_scopes": [',
-        ", ".join(map(q, requested_action_scopes)),
-        '], "scope": {',
-    ]
-    # The scope's keys, sorted; an identity key only when it is set.
-    if scope.peer_ref is not None:
-        parts += ['"peer_ref": ', q(scope.peer_ref), ", "]
-    parts += ['"project_ref": ', q(scope.project_ref), ', "revision_ref": ']
-    parts.append("null" if scope.revision_ref is None else q(scope.revision_ref))
-    if scope.session_ref is not None:
-        parts += [', "session_ref": ', q(scope.session_ref)]
-    parts += [', "surface_ids": [', ", ".join(map(q, scope.surface_ids)), "]"]
-    if scope.user_ref is not None:
-        parts += [', "user_ref": ', q(scope.user_ref)]
-    parts += [
-        ', "workspace_ref": ', q(scope.workspace_ref),
-        '}, "source": {"actor_ref": ', q(source.actor_ref),
-        ', "actor_role": ', q(source.actor_role),
-        ', "source_kind": ', q(source.source_kind),
-        ', "source_ref": ', q(source.source_ref), "}",
-    ]  # fmt: skip
-    if supersedes_refs:
-        parts += [', "supersedes_refs": [', ", ".join(map(q, supersedes_refs)), "]"]
-    parts += [', "target_class": ', q(target_class), "}"]
-    text = "".join(parts)
-    return "candidate:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
-
-
-def candidate_hashed_object(candidate: Candidate) -> dict[str, Any]:
-    """The object ``candidate_ref`` hashes, as data (for inspection and tests)."""
-    scope = candidate.scope
-    scope_obj: dict[str, Any] = {
-        "workspace_ref": scope.workspace_ref,
-        "project_ref": scope.project_ref,
-        "surface_ids": list(scope.surface_ids),
-        "revision_ref": scope.revision_ref,
-    }
-    for name in ("user_ref", "peer_ref", "session_ref"):
-        if getattr(scope, name) is not None:
-            scope_obj[name] = getattr(scope, name)
-    source, context = candidate.source, candidate.guard_context
-    hashed: dict[str, Any] = {
-        "target_class": candidate.target_class,
-        "content_summary": candidate.content_summary,
-        "source": {
-            "source_kind": source.source_kind,
-            "source_ref": source.source_ref,
-            "actor_ref": source.actor_ref,
-            "actor_role": source.actor_role,
-        },
-        "scope": scope_obj,
-        "guard_context": {
-            "source_freshness": context.source_freshness,
-            "conflict_state": context.conflict_state,
-            "current_artifact_verified": context.current_artifact_verified,
-        },
-        "requested_action_scopes": list(candidate.requested_action_scopes),
-    }
-    lifecycle = candidate.lifecycle
-    if lifecycle.expires_at is not None:
-        hashed["expires_at"] = lifecycle.expires_at
-    if candidate.observed_at is not None:
-        hashed["observed_at"] = candidate.observed_at
-    if lifecycle.supersedes_refs:
-        hashed["supersedes_refs"] = list(lifecycle.supersedes_refs)
-    return hashed
 
 
 @attrs.frozen(kw_only=True)
