@@ -93,6 +93,10 @@ PACKET_TYPES: Final[dict[str, str]] = {
     ),
     "reward_memory_automatic_recall_hook_v0": "reward_memory.records.hooks:RecallHookPacket",
     "reward_memory_automatic_ingest_hook_v0": "reward_memory.records.hooks:IngestHookPacket",
+    "reward_memory_dogfood_input_v1": "reward_memory.records.dogfood:DogfoodInput",
+    "reward_memory_dogfood_receipt_v1": "reward_memory.records.dogfood:DogfoodReceipt",
+    "reward_memory_dogfood_batch_v1": "reward_memory.records.dogfood:DogfoodBatch",
+    "memory_utility_observation_v0": "reward_memory.records.utility:UtilityObservation",
 }
 
 
