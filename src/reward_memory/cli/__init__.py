@@ -52,6 +52,10 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
         "reward_memory.cli._experiment_status",
         "resolve goal + agent + config v1 (no paths, no scope refs)",
     ),
+    "dogfood-evaluate": (
+        "reward_memory.cli._dogfood",
+        "Stage-5 dogfood receipts and bounded Issue Fix pilot readiness (--input)",
+    ),
     "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
     "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
 }
