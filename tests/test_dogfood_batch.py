@@ -120,7 +120,7 @@ def test_a_complete_batch_is_ready_for_a_bounded_issue_fix_pilot() -> None:
         "operator_write_performed": False,
         "raw_content_captured": False,
     }
-    assert wire.load(packet) == batch == load_plain(packet, DogfoodBatch)
+    assert wire.load(packet, DogfoodBatch) == batch == load_plain(packet, DogfoodBatch)
     assert wire.dump(batch) == packet
 
 
