@@ -264,3 +264,48 @@ def test_the_verb_starts_without_the_converter_or_the_entry_point_scan() -> None
         "union": False,
         "evaluation": False,
     }
+
+
+_DELETE = object()
+_VALUES = (_DELETE, None, 0, "", "Not A Token", [], {}, True, "a" * 600)
+
+
+def _paths(document: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found: list[tuple[Any, ...]] = []
+    items = (
+        document.items()
+        if isinstance(document, dict)
+        else enumerate(document)
+        if isinstance(document, list)
+        else ()
+    )
+    for key, value in items:
+        found.append((*path, key))
+        found.extend(_paths(value, (*path, key)))
+    return found
+
+
+def test_no_mutation_of_the_input_is_a_crash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every member of the example replaced by every odd value (or deleted): the verb
+    answers a valid batch (exit 0 or 2) or an error packet (exit 2) -- never exit 1."""
+    base = example()
+    target = tmp_path / "input.json"
+    for path in _paths(base):
+        for value in _VALUES:
+            document = copy.deepcopy(base)
+            parent: Any = document
+            for key in path[:-1]:
+                parent = parent[key]
+            if value is _DELETE:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = copy.deepcopy(value)
+            target.write_text(json.dumps(document), encoding="utf-8")
+            code = main(["dogfood-evaluate", "--input", str(target), "--format", "json"])
+            packet = json.loads(capsys.readouterr().out)
+            assert code in (0, 2), (path, value, packet)
+            schemas.validate(packet)
+            if packet["schema_version"] == "reward_memory_dogfood_batch_v1":
+                assert code == (0 if packet["ok"] else 2)
