@@ -24,7 +24,7 @@ import attrs
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_corpus_id, check_token
-from reward_memory.records._plain import load_plain, to_plain
+from reward_memory.records._plain import load_plain
 from reward_memory.records.dogfood import (
     CONTROL_ACTIONS,
     MAX_CONTROLS,
@@ -236,10 +236,7 @@ def build_batch(
         for i, item in enumerate(controls_given)
     )
     gate = stage4_gate_verified(evaluation)
-    try:
-        check_unique(checked, controls)
-    except RecordValidationError as exc:
-        raise exc.under("$") from None
+    check_unique(checked, controls, controls_path="$.operator_controls")
     reasons = readiness_reasons(gate, checked, controls)
     return DogfoodBatch(
         ok=not reasons,
@@ -253,9 +250,3 @@ def build_batch(
         receipts=checked,
         controls=controls,
     )
-
-
-def batch_packet(batch: DogfoodBatch) -> dict[str, Any]:
-    """The batch's JSON-ready packet."""
-    packet: dict[str, Any] = to_plain(batch)
-    return packet

@@ -80,7 +80,7 @@ def load_observation(observation: DogfoodObservation | Mapping[str, Any]) -> Dog
 
 
 def _utility(
-    observation: DogfoodObservation, receipt_id: str
+    observation: DogfoodObservation,
 ) -> tuple[UtilityEvaluation, UtilityObservation | None]:
     attribution = observation.utility_attribution
     if attribution is None:
@@ -110,8 +110,6 @@ def _utility(
         return UtilityEvaluation(
             status="rejected", reason_code="utility_attribution_rejected"
         ), None
-    if built.application_receipt_id != receipt_id:  # pragma: no cover - same receipt, same id
-        raise _bad("names another application receipt", "$.utility_attribution")
     return UtilityEvaluation(status="accepted", reason_code=None), built
 
 
@@ -159,7 +157,7 @@ def build_receipt(observation: DogfoodObservation | Mapping[str, Any]) -> Dogfoo
                 "$.application_receipt.memory_ref_digests",
             )
     receipt_ref = application_receipt_id(app)
-    evaluation, utility = _utility(obs, receipt_ref)
+    evaluation, utility = _utility(obs)
     outcome = obs.module_outcome
     return DogfoodReceipt(
         domain_family=obs.domain_family,

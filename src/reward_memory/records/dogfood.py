@@ -496,7 +496,10 @@ def batch_metrics(
 
 
 def check_unique(
-    receipts: tuple[DogfoodReceipt, ...], controls: tuple[ControlSummary, ...]
+    receipts: tuple[DogfoodReceipt, ...],
+    controls: tuple[ControlSummary, ...],
+    *,
+    controls_path: str = "$.controls",
 ) -> None:
     """Refuse a batch that would count one settlement or one control twice."""
     checks: tuple[tuple[str, str, list[str]], ...] = (
@@ -507,7 +510,7 @@ def check_unique(
             [r.application_receipt_id for r in receipts],
         ),
         (
-            "$.controls",
+            controls_path,
             "must not double-count an operator control",
             [c.control_ref for c in controls],
         ),
