@@ -517,3 +517,20 @@ def test_a_built_receipt_always_round_trips_and_re_validates(
     packet = to_plain(receipt)
     assert packet == wire.dump(receipt)
     assert load_plain(packet, DogfoodReceipt) == receipt == wire.load(packet)
+
+
+def test_a_python_built_observation_must_hold_records() -> None:
+    """A caller building the records directly meets the same type gate as JSON does."""
+    from reward_memory.records.dogfood import DogfoodObservation
+
+    record = load_observation(observation())
+    with pytest.raises(RecordValidationError) as info:
+        DogfoodObservation(
+            domain_family="issue_fix",
+            domain_id="issue_fix.patch_planning",
+            application_receipt=to_plain(app_receipt()),  # type: ignore[arg-type]
+            module_outcome=record.module_outcome,
+            cost=record.cost,
+            intervention=record.intervention,
+        )
+    assert (info.value.code, info.value.path) == ("wrong_type", "$.application_receipt")

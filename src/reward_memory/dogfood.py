@@ -104,7 +104,7 @@ def _utility(
             attribution["proposal"],
             attribution["created_at"],
         )
-    except RecordValidationError:
+    except (ValueError, TypeError):  # RecordValidationError, or a Python caller's odd value
         # Fail-open: a bad proposal is recorded as rejected, never as an error,
         # and never changes the settlement it was about.
         return UtilityEvaluation(

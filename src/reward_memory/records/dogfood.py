@@ -28,8 +28,8 @@ from reward_memory.digests import make_ref
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_digest
 from reward_memory.records import _fields as f
-from reward_memory.records.application import ApplicationReceipt  # noqa: TC001 - resolved at run time
-from reward_memory.records.utility import UtilityObservation  # noqa: TC001 - resolved at run time
+from reward_memory.records.application import ApplicationReceipt
+from reward_memory.records.utility import UtilityObservation
 
 __all__ = [
     "BATCH_SCHEMA",
@@ -104,6 +104,29 @@ def _tuple(value: Any) -> tuple[Any, ...]:
     if not isinstance(value, list | tuple):
         raise _bad("must be a list", "$", "wrong_type")
     return tuple(value)
+
+
+def _a(cls: type[Any], *, optional: bool = False) -> Any:
+    """A validator: the field holds a ``cls`` record (Python callers build these too)."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not (isinstance(value, cls) or (optional and value is None)):
+            raise _bad(f"must be a {cls.__name__} record", f"$.{attribute.name}", "wrong_type")
+
+    return validate
+
+
+def _each(cls: type[Any]) -> Any:
+    """A validator: every item of the tuple is a ``cls`` record."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        for index, item in enumerate(value):
+            if not isinstance(item, cls):
+                raise _bad(
+                    f"must be a {cls.__name__} record", f"$.{attribute.name}[{index}]", "wrong_type"
+                )
+
+    return validate
 
 
 def _digest_list(value: Any) -> tuple[str, ...]:
@@ -197,11 +220,11 @@ class DogfoodObservation:
     raw_content_captured: Literal[False] = f.const(False)
     domain_family: DomainFamily = f.enum(*DOMAIN_FAMILIES)
     domain_id: str = f.token()
-    application_receipt: ApplicationReceipt
-    module_outcome: ObservedOutcome
-    cost: DogfoodCost
-    intervention: Intervention
-    bot_feedback: BotFeedback = attrs.field(factory=BotFeedback)
+    application_receipt: ApplicationReceipt = attrs.field(validator=_a(ApplicationReceipt))
+    module_outcome: ObservedOutcome = attrs.field(validator=_a(ObservedOutcome))
+    cost: DogfoodCost = attrs.field(validator=_a(DogfoodCost))
+    intervention: Intervention = attrs.field(validator=_a(Intervention))
+    bot_feedback: BotFeedback = attrs.field(factory=BotFeedback, validator=_a(BotFeedback))
     utility_attribution: dict[str, Any] | None = None
 
 
@@ -285,14 +308,16 @@ class DogfoodReceipt:
     surface_id: str = f.surface_id()
     application_outcome: str = f.enum(*DISPOSITION_OF)
     application_disposition: Disposition = f.enum(*DISPOSITIONS)
-    module_outcome: ModuleOutcome
-    utility_evaluation: UtilityEvaluation
-    utility_observation: UtilityObservation | None = None
+    module_outcome: ModuleOutcome = attrs.field(validator=_a(ModuleOutcome))
+    utility_evaluation: UtilityEvaluation = attrs.field(validator=_a(UtilityEvaluation))
+    utility_observation: UtilityObservation | None = attrs.field(
+        default=None, validator=_a(UtilityObservation, optional=True)
+    )
     memory_ref_digests: tuple[str, ...] = attrs.field(converter=_digest_list)
-    verification: Verification
-    cost: DogfoodCost
-    intervention: Intervention
-    bot_feedback: BotFeedback
+    verification: Verification = attrs.field(validator=_a(Verification))
+    cost: DogfoodCost = attrs.field(validator=_a(DogfoodCost))
+    intervention: Intervention = attrs.field(validator=_a(Intervention))
+    bot_feedback: BotFeedback = attrs.field(validator=_a(BotFeedback))
     receipt_id: str = f.token()
     grants_new_action_authority: Literal[False] = f.const(False)
     raw_content_captured: Literal[False] = f.const(False)
@@ -540,10 +565,16 @@ class DogfoodBatch:
     loopx_domains: tuple[str, ...] = attrs.field(converter=_tuple)
     application_dispositions: tuple[str, ...] = attrs.field(converter=_tuple)
     operator_controls: tuple[str, ...] = attrs.field(converter=_tuple)
-    metrics: BatchMetrics
-    receipts: tuple[DogfoodReceipt, ...] = attrs.field(converter=_tuple)
-    controls: tuple[ControlSummary, ...] = attrs.field(converter=_tuple)
-    boundaries: BatchBoundaries = attrs.field(factory=BatchBoundaries)
+    metrics: BatchMetrics = attrs.field(validator=_a(BatchMetrics))
+    receipts: tuple[DogfoodReceipt, ...] = attrs.field(
+        converter=_tuple, validator=_each(DogfoodReceipt)
+    )
+    controls: tuple[ControlSummary, ...] = attrs.field(
+        converter=_tuple, validator=_each(ControlSummary)
+    )
+    boundaries: BatchBoundaries = attrs.field(
+        factory=BatchBoundaries, validator=_a(BatchBoundaries)
+    )
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= len(self.receipts) <= MAX_RECEIPTS:
@@ -581,6 +612,8 @@ class DogfoodInput:
     """
 
     schema_version: Literal["reward_memory_dogfood_input_v1"] = f.const(INPUT_SCHEMA)
-    observations: tuple[DogfoodObservation, ...] = attrs.field(converter=_tuple)
+    observations: tuple[DogfoodObservation, ...] = attrs.field(
+        converter=_tuple, validator=_each(DogfoodObservation)
+    )
     operator_controls: tuple[dict[str, Any], ...] = attrs.field(factory=tuple, converter=_tuple)
     evaluation: dict[str, Any] | None = None

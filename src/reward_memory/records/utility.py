@@ -149,7 +149,7 @@ class UtilityObservation:
 
     schema_version: Literal["memory_utility_observation_v0"] = f.const(UTILITY_SCHEMA)
     observation_id: str = attrs.field(validator=_pattern(_OBSERVATION_ID, "muo_ and 64 hex"))
-    scope: UtilityScope
+    scope: UtilityScope = attrs.field(validator=attrs.validators.instance_of(UtilityScope))
     application_receipt_id: str = attrs.field(validator=_pattern(_RECEIPT_ID, "rma_ and 64 hex"))
     memory_ref_digests: tuple[str, ...] = _list(check_digest, min_items=1, max_items=16)
     retrieval_snapshot_ref: str = attrs.field(validator=_opaque)
