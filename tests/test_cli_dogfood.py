@@ -78,6 +78,16 @@ def test_the_example_input_loads_through_both_structurers() -> None:
     assert wire.load(data, DogfoodInput) == from_plain(DogfoodInput, data)
 
 
+def test_the_original_input_shape_is_read_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The original's file is {observations, operator_controls}: no schema_version."""
+    data = example()
+    del data["schema_version"]
+    code, packet = run(capsys, tmp_path, data)
+    assert (code, packet["status"]) == (0, "ready_for_bounded_issue_fix_pilot")
+
+
 def test_the_text_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dogfood-evaluate", "--input", str(EXAMPLE)]) == 0
     out = capsys.readouterr().out
@@ -138,7 +148,9 @@ def _at(document: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str
 BAD_INPUTS: dict[str, tuple[Any, str, str]] = {
     "not json": ("{", "invalid_json", "--input"),
     "not an object": ("[]", "wrong_type", "$"),
-    "no schema_version": ({"observations": []}, "schema_version_missing", "$.schema_version"),
+    "no schema_version": ({"records": []}, "schema_version_missing", "$.schema_version"),
+    "an empty object": ({}, "schema_version_missing", "$.schema_version"),
+    "the original's shape, empty": ({"observations": []}, "invalid_value", "$.observations"),
     "another schema": (
         {"schema_version": "reward_memory_dogfood_input_v0"},
         "schema_version_unsupported",

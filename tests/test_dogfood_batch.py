@@ -464,9 +464,14 @@ def test_a_malformed_or_contradictory_evaluation_is_refused(mutate: Any, path: s
     )
 
 
-@pytest.mark.parametrize("value", [None, "passed", ["passed"], 1])
+@pytest.mark.parametrize("value", ["passed", ["passed"], 1, True])
 def test_an_evaluation_must_be_a_mapping_or_a_record(value: Any) -> None:
     assert refusal(lambda: stage4_gate_verified(value)) == ("wrong_type", "$.evaluation")
+
+
+def test_no_evaluation_is_a_closed_gate() -> None:
+    batch = build_batch(ready_receipts(), ready_controls(), None)
+    assert (batch.status, batch.reason_codes) == ("hold", ("stage4_release_gate_not_ready",))
 
 
 @attrs.frozen(kw_only=True)

@@ -96,8 +96,11 @@ def stage4_gate_verified(evaluation: Any, *, path: str = "$.evaluation") -> bool
 
     Checked strictly for what the batch relies on: the schema version, the
     status, the gate status, and their agreement. A malformed or contradictory
-    evaluation raises; a well-formed failed or held one answers ``False``.
+    evaluation raises; a well-formed failed or held one answers ``False``, and so
+    does no evaluation at all (``None``): an unproven gate is a closed one.
     """
+    if evaluation is None:
+        return False
     data = _plain(evaluation, EVALUATION_SCHEMA, path)
     if data.get("schema_version") != EVALUATION_SCHEMA:
         raise _bad(
@@ -222,7 +225,8 @@ def build_batch(
         operator_controls: 0-8 ``reward_memory_operator_control_receipt_v0``
             mappings (or records of that seam).
         evaluation: the Stage-4 ``reward_memory_evaluation_v0`` (a mapping or
-            its record), checked by :func:`stage4_gate_verified`.
+            its record), checked by :func:`stage4_gate_verified`; ``None``
+            holds the batch (``stage4_release_gate_not_ready``).
 
     Raises:
         RecordValidationError: a malformed receipt, control or evaluation, a

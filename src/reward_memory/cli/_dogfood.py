@@ -3,6 +3,7 @@
 FILE is a ``reward_memory_dogfood_input_v1`` object: 1-24 compact real-module
 observations (each over a Stage-3 application receipt), 0-8 operator-control
 receipts and, optionally, the Stage-4 evaluation to judge the release gate by.
+The original's file, the same object without ``schema_version``, is read too.
 Without one, the Stage-4 suite is run afresh (``reward_memory.evaluation``), so
 "the gate still passes" is checked now, not remembered.
 
@@ -19,6 +20,9 @@ from reward_memory.cli._common import Outcome, read_json_object
 
 if TYPE_CHECKING:
     import argparse
+
+
+_LEGACY_KEYS = frozenset({"observations", "operator_controls", "evaluation"})
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +60,10 @@ def run(args: argparse.Namespace) -> Outcome:
     from reward_memory.records.dogfood import INPUT_SCHEMA, READY, DogfoodInput
 
     data = read_json_object(args.input)
+    if "schema_version" not in data and data and set(data) <= _LEGACY_KEYS:
+        # The original's input file ({observations, operator_controls}) carries no
+        # schema_version; its shape is this one's, so it is read as one.
+        data = {"schema_version": INPUT_SCHEMA, **data}
     if "schema_version" not in data:
         raise RecordValidationError(
             "schema_version is missing", path="$.schema_version", code="schema_version_missing"
