@@ -100,10 +100,15 @@ def _bad(message: str, path: str, code: str = "invalid_value") -> RecordValidati
     return RecordValidationError(message, path=path, code=code)
 
 
-def _tuple(value: Any) -> tuple[Any, ...]:
+def _to_tuple(value: Any, field: attrs.Attribute[Any]) -> tuple[Any, ...]:
     if not isinstance(value, list | tuple):
-        raise _bad("must be a list", "$", "wrong_type")
+        raise _bad("must be a list", f"$.{field.name}", "wrong_type")
     return tuple(value)
+
+
+def _tuple_field(**kwargs: Any) -> Any:
+    """A field holding a list, kept as a tuple (a string or a mapping is refused)."""
+    return attrs.field(converter=attrs.Converter(_to_tuple, takes_field=True), **kwargs)
 
 
 def _a(cls: type[Any], *, optional: bool = False) -> Any:
@@ -560,18 +565,14 @@ class DogfoodBatch:
     ok: bool = f.strict_bool()
     schema_version: Literal["reward_memory_dogfood_batch_v1"] = f.const(BATCH_SCHEMA)
     status: str = f.enum(READY, "hold")
-    reason_codes: tuple[str, ...] = attrs.field(converter=_tuple)
+    reason_codes: tuple[str, ...] = _tuple_field()
     stage4_gate_verified: bool = f.strict_bool()
-    loopx_domains: tuple[str, ...] = attrs.field(converter=_tuple)
-    application_dispositions: tuple[str, ...] = attrs.field(converter=_tuple)
-    operator_controls: tuple[str, ...] = attrs.field(converter=_tuple)
+    loopx_domains: tuple[str, ...] = _tuple_field()
+    application_dispositions: tuple[str, ...] = _tuple_field()
+    operator_controls: tuple[str, ...] = _tuple_field()
     metrics: BatchMetrics = attrs.field(validator=_a(BatchMetrics))
-    receipts: tuple[DogfoodReceipt, ...] = attrs.field(
-        converter=_tuple, validator=_each(DogfoodReceipt)
-    )
-    controls: tuple[ControlSummary, ...] = attrs.field(
-        converter=_tuple, validator=_each(ControlSummary)
-    )
+    receipts: tuple[DogfoodReceipt, ...] = _tuple_field(validator=_each(DogfoodReceipt))
+    controls: tuple[ControlSummary, ...] = _tuple_field(validator=_each(ControlSummary))
     boundaries: BatchBoundaries = attrs.field(
         factory=BatchBoundaries, validator=_a(BatchBoundaries)
     )
@@ -612,8 +613,6 @@ class DogfoodInput:
     """
 
     schema_version: Literal["reward_memory_dogfood_input_v1"] = f.const(INPUT_SCHEMA)
-    observations: tuple[DogfoodObservation, ...] = attrs.field(
-        converter=_tuple, validator=_each(DogfoodObservation)
-    )
-    operator_controls: tuple[dict[str, Any], ...] = attrs.field(factory=tuple, converter=_tuple)
+    observations: tuple[DogfoodObservation, ...] = _tuple_field(validator=_each(DogfoodObservation))
+    operator_controls: tuple[dict[str, Any], ...] = _tuple_field(factory=tuple)
     evaluation: dict[str, Any] | None = None
