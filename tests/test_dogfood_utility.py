@@ -264,6 +264,20 @@ def test_the_observation_id_ignores_label_confidence_and_reasons(changes: dict[s
     assert built(**changes).observation_id == built().observation_id
 
 
+def test_the_order_of_listed_refs_changes_nothing() -> None:
+    shuffled = built(
+        memory_ref_digests=list(reversed(DIGESTS)),
+        reason_codes=["b_reason", "a_reason"],
+        evidence_refs=["replay:run-2", "replay:run-1"],
+    )
+    ordered = built(
+        reason_codes=["a_reason", "b_reason"], evidence_refs=["replay:run-1", "replay:run-2"]
+    )
+    assert shuffled == ordered
+    assert shuffled.memory_ref_digests == DIGESTS
+    assert shuffled.reason_codes == ("a_reason", "b_reason")
+
+
 def test_the_observation_id_is_stable_across_retries() -> None:
     receipt = app_receipt()
     later = build_utility_observation(

@@ -136,6 +136,16 @@ def _subject(level: Any, digests: tuple[str, ...], settled: tuple[str, ...], pat
         raise _bad("set-level credit names the receipt's whole set, never a part", path)
 
 
+def _sorted(value: Any, path: str) -> tuple[Any, ...]:
+    # Lists of refs are sets: stored (and hashed into the id) in sorted order, so
+    # the order an evaluator happened to list them in changes nothing.
+    if not isinstance(value, list | tuple):
+        raise _bad("must be a list", path, "wrong_type")
+    if all(type(item) is str for item in value):
+        return tuple(sorted(value))
+    return tuple(value)  # the record names the offending item
+
+
 def build_utility_observation(
     application_receipt: ApplicationReceipt | Mapping[str, Any],
     verified_outcome: Mapping[str, Any],
@@ -185,18 +195,17 @@ def build_utility_observation(
             given = dict(given)
         if type(given) is not type(value) or given != value:
             raise _bad("does not match trusted context", f"{path}.{key}")
-    digests = proposal["memory_ref_digests"]
-    if not isinstance(digests, list | tuple):
-        raise _bad("must be a list", f"{path}.memory_ref_digests", "wrong_type")
     fields: dict[str, Any] = {
         "scope": context["scope"],
         "application_receipt_id": application_receipt_id(receipt),
-        "memory_ref_digests": tuple(digests),
+        "memory_ref_digests": proposal["memory_ref_digests"],
         "retrieval_snapshot_ref": context["retrieval_snapshot_ref"],
         "policy_snapshot_ref": context["policy_snapshot_ref"],
         "outcome_ref": outcome["outcome_ref"],
         **{key: proposal[key] for key in _JUDGEMENT},
     }
+    for key in ("memory_ref_digests", "reason_codes", "evidence_refs"):
+        fields[key] = _sorted(fields[key], f"{path}.{key}")
     _subject(
         fields["attribution_level"],
         fields["memory_ref_digests"],
