@@ -212,6 +212,21 @@ def _status_of(located: list[Any]) -> tuple[LinkStatus, ActiveRecord | None]:
     return "missing", None
 
 
+def _loaded(data: Mapping[str, Any]) -> Any:
+    """A receipt's JSON object as its record: its own schema, then the strict record walk."""
+    from reward_memory import wire  # noqa: PLC0415
+    from reward_memory.records._plain import load_plain  # noqa: PLC0415
+
+    version = data.get("schema_version")
+    if not isinstance(version, str) or version not in _EXPLAINERS:
+        raise RecordValidationError(
+            "explain knows no receipt of this kind",
+            path="$.schema_version",
+            code="receipt_kind_unsupported",
+        )
+    return load_plain(dict(data), wire.packet_type(version))
+
+
 def explain(
     receipt: Any,
     *,
@@ -230,10 +245,9 @@ def explain(
     Raises:
         RecordValidationError: not a receipt, or a kind explain does not know.
     """
-    from reward_memory import wire  # noqa: PLC0415
     from reward_memory._operator_provider import LocateFailed, locate  # noqa: PLC0415
 
-    record = wire.load(dict(receipt)) if isinstance(receipt, Mapping) else receipt
+    record = _loaded(receipt) if isinstance(receipt, Mapping) else receipt
     version = getattr(record, "schema_version", None)
     explainer = _EXPLAINERS.get(version) if isinstance(version, str) else None
     if explainer is None or not isinstance(version, str):

@@ -52,6 +52,11 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
         "reward_memory.cli._experiment_status",
         "resolve goal + agent + config v1 (no paths, no scope refs)",
     ),
+    "operator-control": (
+        "reward_memory.cli._operator",
+        "edit / retire / revoke / purge one active record (dry run unless --execute)",
+    ),
+    "explain": ("reward_memory.cli._explain", "the lineage of a receipt, link by link"),
     "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
     "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
 }
