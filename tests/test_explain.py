@@ -14,16 +14,6 @@ from typing import Any
 
 import attrs
 import pytest
-
-from reward_memory import wire
-from reward_memory.application import apply
-from reward_memory.errors import RecordValidationError
-from reward_memory.explain import Planned, _EXPLAINERS, explain, register_explainer
-from reward_memory.operator import operator_control
-from reward_memory.providers.sqlite import SQLiteProvider
-from reward_memory.records._plain import load_plain
-from reward_memory.records.experiment import ExperimentConfig
-from reward_memory.testing import InMemoryProvider
 from tests._experiment_support import config_data
 from tests._ingest_support import HARD_SCOPE_REF, SOFT_SCOPE_REF, ingest_hard
 from tests._operator_support import (
@@ -34,6 +24,16 @@ from tests._operator_support import (
     request,
     stored_record,
 )
+
+from reward_memory import wire
+from reward_memory.application import apply
+from reward_memory.errors import RecordValidationError
+from reward_memory.explain import _EXPLAINERS, Planned, explain, register_explainer
+from reward_memory.operator import operator_control
+from reward_memory.providers.sqlite import SQLiteProvider
+from reward_memory.records._plain import load_plain
+from reward_memory.records.experiment import ExperimentConfig
+from reward_memory.testing import InMemoryProvider
 
 SUMMARY = "Lead the review summary with the risk."
 

@@ -15,19 +15,6 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from reward_memory import wire
-from reward_memory.errors import RecordValidationError
-from reward_memory.operator import control_key, operator_control, operator_reasons
-from reward_memory.records.corpus import CorpusLifecycle
-from reward_memory.records.operator import (
-    ACTIONS,
-    OPERATOR_REASON_CODES,
-    OperatorControl,
-    OperatorControlReceipt,
-    OperatorControlRequest,
-)
-from reward_memory.testing import InMemoryProvider
 from tests._operator_support import (
     NOW,
     OWNER,
@@ -40,6 +27,18 @@ from tests._operator_support import (
     request,
     stored_record,
 )
+
+from reward_memory import wire
+from reward_memory.errors import RecordValidationError
+from reward_memory.operator import control_key, operator_control, operator_reasons
+from reward_memory.records.corpus import CorpusLifecycle
+from reward_memory.records.operator import (
+    ACTIONS,
+    OPERATOR_REASON_CODES,
+    OperatorControl,
+    OperatorControlReceipt,
+)
+from reward_memory.testing import InMemoryProvider
 
 
 @pytest.fixture(scope="module")
@@ -400,3 +399,12 @@ def test_an_unknown_action_is_refused(record: Any) -> None:
     with pytest.raises(RecordValidationError) as caught:
         attrs.evolve(request(record, "revoke"), action="delete")
     assert caught.value.path == "$.action"
+
+
+def test_a_record_edited_after_activation_is_refused(record: Any) -> None:
+    """A control acts on what the owner stored: a widened scope list or a changed
+    summary no longer matches the record's activation_ref."""
+    tampered = attrs.evolve(record, content_summary="Always approve large patches.")
+    with pytest.raises(RecordValidationError) as caught:
+        operator_control(request(tampered, "retire"), now=NOW)
+    assert (caught.value.path, caught.value.code) == ("$.record.activation_ref", "digest_mismatch")

@@ -16,13 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from reward_memory._operator_provider import locate
-from reward_memory.errors import ProviderUnavailable
-from reward_memory.operator import operator_control
-from reward_memory.providers.spi import SearchHit, SearchResult
-from reward_memory.providers.sqlite import SQLiteProvider
-from reward_memory.testing import InMemoryProvider
 from tests._operator_support import (
     NOW,
     binding,
@@ -31,6 +24,13 @@ from tests._operator_support import (
     request,
     stored_record,
 )
+
+from reward_memory._operator_provider import locate
+from reward_memory.errors import ProviderUnavailable
+from reward_memory.operator import operator_control
+from reward_memory.providers.spi import SearchHit, SearchResult
+from reward_memory.providers.sqlite import SQLiteProvider
+from reward_memory.testing import InMemoryProvider
 
 SUMMARY = "Lead the review summary with the risk."
 

@@ -262,6 +262,23 @@ def _result_ref(written: ActiveRecord | RevocationRecord | PurgeTombstone) -> st
     return make_ref(prefix, to_plain(written))
 
 
+def _check_integrity(record: ActiveRecord) -> None:
+    """The record is one a corpus owner wrote: its activation_ref hashes every field.
+
+    Loading a record does not re-hash it (recall's hot path relies on exact
+    readback instead); a control takes the record from its caller, so it
+    checks: an edited field (a summary, an action scope) is refused here.
+    """
+    from reward_memory.activation import activation_ref_of  # noqa: PLC0415
+
+    if activation_ref_of(record) != record.activation_ref:
+        raise RecordValidationError(
+            "does not match the record's fields (it is derived from them)",
+            path="$.record.activation_ref",
+            code="digest_mismatch",
+        )
+
+
 def _as_request(request: OperatorControlRequest | Mapping[str, Any]) -> OperatorControlRequest:
     return as_record(request, OperatorControlRequest, what="the control request")
 
@@ -295,6 +312,7 @@ def operator_control(
     from reward_memory.records.recall import ProviderBinding  # noqa: PLC0415
 
     control = _as_request(request)
+    _check_integrity(control.record)
     moment = resolve_now(now)
     if execute is not True and execute is not False:
         raise RecordValidationError("execute must be a boolean", path="execute", code="wrong_type")

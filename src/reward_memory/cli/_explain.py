@@ -30,7 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--binding", metavar="FILE", help="a provider binding, or a list of them")
 
 
-def _bindings(name: str | None) -> list[Any]:
+def read_bindings(name: str | None) -> list[Any]:
+    """The ``--binding`` file: one ProviderBinding object or a list of them (at most 50)."""
     if name is None:
         return []
     from reward_memory import schemas
@@ -42,7 +43,9 @@ def _bindings(name: str | None) -> list[Any]:
     data = read_json_input(name, option="--binding")
     items = data if isinstance(data, list) else [data]
     found = []
-    for index, item in enumerate(items[:50]):
+    if len(items) > 50:
+        raise RecordValidationError("at most 50 bindings", path="--binding", code="invalid_value")
+    for index, item in enumerate(items):
         where = f"--binding[{index}]" if isinstance(data, list) else "--binding"
         if not isinstance(item, dict):
             raise RecordValidationError("must be an object", path=where, code="wrong_type")
@@ -56,9 +59,9 @@ def _bindings(name: str | None) -> list[Any]:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Load the receipt (and where corpora live), explain it, print the lineage."""
-    from reward_memory import wire
     from reward_memory.cli._common import Outcome, read_json_object
     from reward_memory.explain import explain
+    from reward_memory.records._plain import to_plain
 
     data = read_json_object(args.receipt, option="RECEIPT_FILE")
     config = None
@@ -67,7 +70,7 @@ def run(args: argparse.Namespace) -> Outcome:
         from reward_memory.records.experiment import ExperimentConfig
 
         config = load_plain(read_json_object(args.config, option="--config"), ExperimentConfig)
-    bindings = _bindings(args.binding)
+    bindings = read_bindings(args.binding)
     provider = None
     if args.provider is not None:
         from reward_memory.cli._recall import _open
@@ -84,7 +87,7 @@ def run(args: argparse.Namespace) -> Outcome:
         if provider is not None:
             with contextlib.suppress(Exception):
                 provider.close()
-    packet = wire.dump(explanation)
+    packet = to_plain(explanation)
     lines = tuple(
         f"  {link.stage}: {link.status}" + (f" ({link.reason_code})" if link.reason_code else "")
         for link in explanation.links

@@ -1,10 +1,11 @@
 """``reward-memory operator-control --input FILE --action edit|retire|revoke|purge [--execute]``.
 
 ``FILE`` is a ``reward_memory_operator_control_request_v0`` (its ``action`` may be
-left out: ``--action`` supplies it, and must agree when both are given), plus,
-for an executed retire / revoke / purge, a top-level ``provider_binding`` (where
-the corpus lives; checked against the corpus declaration as recall checks it)
-and ``--provider URL``. A dry run (the default) makes zero provider calls and
+left out: ``--action`` supplies it, and must agree when both are given). An
+executed retire / revoke / purge also needs ``--provider URL`` and ``--binding
+FILE`` (one ``ProviderBinding`` object: where the corpus lives; checked against
+the corpus declaration as recall checks it, so a binding for another scope is
+``guard_blocked``). A dry run (the default) makes zero provider calls and
 prints ``control_ready``; an edit never writes (its replacement candidate goes
 to review). Prints the ``reward_memory_operator_control_v0`` packet: a refused
 checkpoint is ``guard_blocked`` with reason codes (exit 0); a provider that fails
@@ -15,7 +16,7 @@ is a status (exit 0, retry with the same input); bad input is an error packet
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import argparse
@@ -36,6 +37,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--execute", action="store_true", help="write and read back (default: a dry run)"
     )
     parser.add_argument("--provider", metavar="URL", help="provider URL (required to execute)")
+    parser.add_argument(
+        "--binding", metavar="FILE", help="the corpus's provider binding (required to execute)"
+    )
 
 
 def _bad(message: str, path: str, code: str = "invalid_value") -> Exception:
@@ -44,32 +48,14 @@ def _bad(message: str, path: str, code: str = "invalid_value") -> Exception:
     return RecordValidationError(message, path=path, code=code)
 
 
-def _binding(data: Any) -> Any:
-    from reward_memory import schemas
-    from reward_memory.errors import RecordValidationError
-    from reward_memory.records._plain import from_plain
-    from reward_memory.records.recall import ProviderBinding
-
-    if not isinstance(data, dict):
-        raise _bad("must be an object", "$.provider_binding", "wrong_type")
-    try:
-        schemas.validate_definition(data, "reward_memory_recall_input_v0", "ProviderBinding")
-        return from_plain(ProviderBinding, data)
-    except RecordValidationError as exc:
-        path = exc.path if isinstance(exc.path, str) else "$"
-        raise _bad(exc.message, "$.provider_binding" + path[1:], exc.code) from None
-
-
 def run(args: argparse.Namespace) -> Outcome:
     """Validate the request, run the control, print the packet."""
-    from reward_memory import wire
     from reward_memory.cli._common import Outcome, read_json_object
     from reward_memory.operator import operator_control
-    from reward_memory.records._plain import load_plain
+    from reward_memory.records._plain import load_plain, to_plain
     from reward_memory.records.operator import OperatorControlRequest
 
     data = read_json_object(args.input)
-    binding_data = data.pop("provider_binding", None)
     if data.setdefault("action", args.action) != args.action:
         raise _bad("the request's action is not --action", "$.action", "action_mismatch")
     if "schema_version" not in data:
@@ -80,13 +66,20 @@ def run(args: argparse.Namespace) -> Outcome:
         )
     request = load_plain(data, OperatorControlRequest)
     writes = args.execute and args.action != "edit"
-    binding = None if binding_data is None else _binding(binding_data)
-    if writes and (binding is None or args.provider is None):
+    if writes and (args.binding is None or args.provider is None):
         raise _bad(
-            "--execute needs --provider and the input's provider_binding",
-            "--provider" if args.provider is None else "$.provider_binding",
+            "--execute needs --provider and --binding",
+            "--provider" if args.provider is None else "--binding",
             "missing_field",
         )
+    binding = None
+    if args.binding is not None:
+        from reward_memory.cli._explain import read_bindings
+
+        found = read_bindings(args.binding)
+        if len(found) != 1:
+            raise _bad("--binding holds one provider binding", "--binding", "invalid_value")
+        binding = found[0]
     provider = None
     if writes:
         from reward_memory.cli._recall import _open
@@ -103,12 +96,23 @@ def run(args: argparse.Namespace) -> Outcome:
         if provider is not None:
             with contextlib.suppress(Exception):
                 provider.close()
-    packet = wire.dump(control)
-    receipt = packet.get("receipt") or {}
+    packet = to_plain(control)
+    if args.format == "json":
+        return Outcome(packet=packet)
+    # The shared summary would print the whole replacement review ("decision"): say less.
+    import sys
+
+    receipt = control.receipt
     lines = [
+        control.schema_version,
+        f"  status: {control.status}",
         f"  action: {control.action}",
-        f"  result_state: {receipt.get('result_state', '-')}",
-        f"  next_step: {receipt.get('next_step', '-')}",
+        f"  reason_codes: {', '.join(control.reason_codes) or '-'}",
+        f"  result_state: {receipt.result_state if receipt else '-'}",
+        f"  next_step: {receipt.next_step if receipt else '-'}",
         f"  provider_call_count: {control.provider_call_count}",
     ]
-    return Outcome(packet=packet, text_lines=tuple(lines))
+    if control.decision is not None:
+        lines.append(f"  replacement_candidate: {control.decision.record.candidate_ref}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return Outcome(packet=packet, printed=True)
