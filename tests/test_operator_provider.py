@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._ingest_support import soft_policy
 from tests._operator_support import (
     NOW,
     binding,
@@ -317,3 +318,63 @@ class _StaleIndex(_Wrapper):
         found = self._inner.search(**kwargs)
         self.listed = True
         return SearchResult(hits=(SearchHit(ref=self._ref, summary="stale"), *found.hits))
+
+
+# -- the ingest slot: a replay of the event does not bring the record back ---------------------
+
+
+@pytest.mark.parametrize("action", ["retire", "revoke", "purge"])
+def test_a_replay_after_a_control_under_its_policy_conflicts(provider: Any, action: str) -> None:
+    """DESIGN §6: "Expired, superseded, revoked and retired material never reaches a
+    model" -- not even when the event that made it is ingested again."""
+    record = _stored(provider)
+    control = operator_control(
+        request(record, action, provider_id=provider.provider_id, standing_policy=soft_policy()),
+        provider=provider,
+        binding=binding(provider.provider_id),
+        execute=True,
+        now=NOW,
+    )
+    assert control.status == "completed", control.reason_codes
+    replay = ingest_soft(provider)
+    assert replay.status == "conflict"
+    assert replay.memory_available_for_recall is False
+    assert recall_soft(provider).packet.result_count == 0
+    if action == "purge":
+        assert all(SUMMARY not in c for c in _everything(provider, record))
+
+
+def test_the_slot_finds_a_record_the_index_missed() -> None:
+    """A search index that lags must not leave the record behind: the ingest slot
+    holds it, so the control deletes it there."""
+    provider = InMemoryProvider()
+    record = _stored(provider)
+    with provider.set_faults(search_misses=True):
+        control = operator_control(
+            request(record, "revoke", standing_policy=soft_policy()),
+            provider=provider,
+            binding=binding(),
+            execute=True,
+            now=NOW,
+        )
+    assert control.status == "completed"
+    assert control.receipt.deleted_count == 1
+    assert recall_soft(provider).packet.result_count == 0
+
+
+def test_a_retry_with_the_slot_closed_is_idempotent(provider: Any) -> None:
+    record = _stored(provider)
+    given = request(
+        record, "revoke", provider_id=provider.provider_id, standing_policy=soft_policy()
+    )
+    for hour in (9, 10):
+        control = operator_control(
+            given,
+            provider=provider,
+            binding=binding(provider.provider_id),
+            execute=True,
+            now=NOW.replace(hour=hour),
+        )
+        assert control.status == "completed"
+    assert control.receipt.provider_write_performed is False
+    assert control.receipt.deleted_count == 0

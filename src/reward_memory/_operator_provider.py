@@ -167,8 +167,10 @@ def execute_control(
     key: str,
     provider: Provider,
     binding: ProviderBinding,
+    slot_key: str | None = None,
 ) -> Outcome:
-    """Locate, write the control record, delete the record's documents, read everything back."""
+    """Locate, write the control record, delete the record's documents, close the
+    ingest slot (``slot_key``, when known), read everything back."""
     scope = binding.provider_scope
     timeout = float(binding.timeout_seconds)
     content = _content(written)
@@ -215,8 +217,15 @@ def execute_control(
             )
         content = held
 
-    # 2. Delete every document that is this record (retire keeps its own retired copy).
-    targets = [item.ref for item in located if item.kind == "record" and item.ref != control_ref]
+    # 2. Delete every document that is this record (a retired copy this control
+    #    wrote -- under its key or in the slot -- stays).
+    targets = [
+        item.ref
+        for item in located
+        if item.kind == "record"
+        and item.ref != control_ref
+        and not _same_control(item.content, written)
+    ]
     deleted = 0
     for ref in targets:
         calls += 1
@@ -232,16 +241,88 @@ def execute_control(
             )
         if getattr(gone, "deleted", False) is True:
             deleted += 1
+
+    # 3. The ingest slot: the same control record where ingest wrote the record,
+    #    so a replay of its event conflicts instead of writing it back.
+    slot_ref = None
+    if slot_key is not None:
+        slot = _close_slot(
+            provider,
+            scope=scope,
+            key=slot_key,
+            content=content,
+            written=written,
+            record=record,
+            timeout=timeout,
+        )
+        calls += slot.calls
+        deleted += slot.deleted
+        created = created or slot.created
+        if slot.reason is not None:
+            return Outcome(
+                status="partial",
+                reasons=(slot.reason,),
+                write_performed=created or deleted > 0,
+                deleted=deleted,
+                calls=calls,
+            )
+        slot_ref = slot.ref
+        if slot.ref in targets:
+            targets.remove(slot.ref)  # deleted, then rewritten: it holds the control record
     performed = created or deleted > 0
 
-    # 3. Read back: the control record exactly, every deleted document not found,
+    # 4. Read back: the control record exactly, every deleted document not found,
     #    and a fresh search that finds no document of this record left to recall.
+    return _verify(
+        _Verify(
+            action=action,
+            record=record,
+            written=written,
+            content=content,
+            control_ref=control_ref,
+            slot_ref=slot_ref,
+            targets=tuple(targets),
+        ),
+        provider,
+        scope,
+        timeout,
+        Outcome(status="completed", write_performed=performed, deleted=deleted, calls=calls),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class _Verify:
+    action: str
+    record: ActiveRecord
+    written: Any
+    content: str
+    control_ref: str
+    slot_ref: str | None
+    targets: tuple[str, ...]
+
+
+def _verify(
+    what: _Verify, provider: Provider, scope: ProviderScope, timeout: float, done: Outcome
+) -> Outcome:
+    """The read-back step: ``done`` when everything reads back as it should."""
+    performed, deleted, calls = done.write_performed, done.deleted, done.calls
     try:
         calls += 1
-        check = provider.read(scope=scope, ref=control_ref, timeout=timeout)
-        exact = check.found is True and check.ref == control_ref and check.content == content
+        check = provider.read(scope=scope, ref=what.control_ref, timeout=timeout)
+        exact = (
+            check.found is True and check.ref == what.control_ref and check.content == what.content
+        )
+        if what.slot_ref is not None:
+            calls += 1
+            in_slot = provider.read(scope=scope, ref=what.slot_ref, timeout=timeout)
+            exact = (
+                exact
+                and in_slot.found is True
+                and type(in_slot.content) is str
+                and _same_control(in_slot.content, what.written)
+            )
         still: list[str] = []
-        for ref in targets:
+        for ref in what.targets:
             calls += 1
             again = provider.read(scope=scope, ref=ref, timeout=timeout)
             if again.found is not False:
@@ -249,8 +330,8 @@ def execute_control(
         after, more = locate(
             provider,
             scope,
-            record_ref=record.record_ref,
-            candidate_ref=record.candidate_ref,
+            record_ref=what.record.record_ref,
+            candidate_ref=what.record.candidate_ref,
             timeout=timeout,
         )
         calls += more
@@ -260,12 +341,13 @@ def execute_control(
         return _unverified("provider_read_failed", performed, deleted, calls)
     if not exact:
         return _unverified("control_record_readback_unverified", performed, deleted, calls)
-    left = [item for item in after if item.kind == "record" and item.ref != control_ref]
-    if action == "retire":
+    kept = (what.control_ref, what.slot_ref)
+    left = [item for item in after if item.kind == "record" and item.ref not in kept]
+    if what.action == "retire":
         left = [item for item in left if item.live]
     if still or left:
         return _unverified("record_still_readable", performed, deleted, calls)
-    return Outcome(status="completed", write_performed=performed, deleted=deleted, calls=calls)
+    return attrs.evolve(done, calls=calls)
 
 
 def _unverified(reason: str, performed: bool, deleted: int, calls: int) -> Outcome:
@@ -276,3 +358,54 @@ def _unverified(reason: str, performed: bool, deleted: int, calls: int) -> Outco
         deleted=deleted,
         calls=calls,
     )
+
+
+@attrs.frozen(kw_only=True)
+class _Slot:
+    ref: str | None = None
+    reason: str | None = None
+    created: bool = False
+    deleted: int = 0
+    calls: int = 0
+
+
+def _close_slot(
+    provider: Provider,
+    *,
+    scope: ProviderScope,
+    key: str,
+    content: str,
+    written: Any,
+    record: ActiveRecord,
+    timeout: float,
+) -> _Slot:
+    """Write the control record under the ingest key; a record still there is deleted first.
+
+    The slot may hold the record itself (a document search did not list: an
+    index that lags), this control's record (a retry), or something else (a
+    conflict, reported). Never raises.
+    """
+    calls = deleted = 0
+    try:
+        for _ in range(2):
+            calls += 1
+            result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
+            ref, status = result.ref, result.status
+            if type(ref) is not str:
+                return _Slot(reason="provider_answer_malformed", deleted=deleted, calls=calls)
+            if status in ("created", "unchanged"):
+                return _Slot(ref=ref, created=status == "created", deleted=deleted, calls=calls)
+            calls += 1
+            held = provider.read(scope=scope, ref=ref, timeout=timeout)
+            current = held.content if held.found is True else None
+            if type(current) is str and _same_control(current, written):
+                return _Slot(ref=ref, deleted=deleted, calls=calls)
+            kind = _classify(current, record.record_ref) if type(current) is str else None
+            if kind is None or kind[0] != "record":
+                break
+            calls += 1
+            provider.delete(scope=scope, ref=ref, timeout=timeout)
+            deleted += 1
+    except Exception:  # noqa: BLE001 - fail open
+        return _Slot(reason="provider_write_failed", deleted=deleted, calls=calls)
+    return _Slot(reason="provider_target_content_conflict", deleted=deleted, calls=calls)

@@ -24,7 +24,10 @@ a content-free :class:`~reward_memory.records.operator.RevocationRecord` or
 :class:`~reward_memory.records.operator.PurgeTombstone`) is written in the
 corpus scope under a key derived from ``record_ref``, then every document
 that reads back as this record is deleted (revoke and purge: any state;
-retire: all but the retired copy), then everything is read back. Recall reads
+retire: all but the retired copy), then -- when the request names the
+standing policy the record was ingested under -- the same control record is
+written into the record's ingest slot (so a replay of the event conflicts
+instead of writing the record again), then everything is read back. Recall reads
 every hit back before using it, so a search index that still lists a deleted
 document changes nothing. Provider failures fail open with a status, never an
 exception; nothing half-done says ``completed``, and a retry is idempotent (the
@@ -350,11 +353,17 @@ def operator_control(
 
     assert provider is not None
     assert binding is not None
+    slot = None
+    if control.standing_policy is not None:
+        from reward_memory.ingestion import target_key  # noqa: PLC0415
+
+        slot = target_key(control.standing_policy, control.record.candidate_ref)
     outcome = execute_control(
         action=control.action,
         record=control.record,
         written=written,
         key=control_key(control.action, control.record.record_ref),
+        slot_key=slot,
         provider=provider,
         binding=binding,
     )

@@ -38,6 +38,7 @@ from reward_memory.records import _fields as f
 from reward_memory.records.active import ActiveRecord
 from reward_memory.records.corpus import CorpusDeclaration
 from reward_memory.records.review import CandidateReview
+from reward_memory.records.standing_policy import StandingPolicy
 
 __all__ = [
     "ACTIONS",
@@ -175,6 +176,11 @@ class OperatorControlRequest:
     An ``edit`` also needs ``edited_content_summary`` and the ``accepted_review``
     the record was activated from (the candidate it replaces: the record itself
     keeps no guard context); no other action takes either.
+
+    ``standing_policy`` (optional): the policy the record was ingested under.
+    Given, an executed retire / revoke / purge also closes the record's ingest
+    slot (the provider key ingest writes it under), so replaying the same event
+    under that policy conflicts instead of writing the record again.
     """
 
     __rm_omit_none__: ClassVar[bool] = True
@@ -189,6 +195,9 @@ class OperatorControlRequest:
     edited_content_summary: str | None = f.optional_text(500)
     accepted_review: CandidateReview | None = attrs.field(
         default=None, validator=attrs.validators.optional(_instance(CandidateReview))
+    )
+    standing_policy: StandingPolicy | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_instance(StandingPolicy))
     )
 
     def __attrs_post_init__(self) -> None:
