@@ -217,3 +217,93 @@ def test_the_text_summary_is_short(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "replacement_candidate: candidate:" in out
     assert "content_summary" not in out
+
+
+# -- the original's input form (reference §15.2): {reviewed_record, corpus, operator_checkpoint} --
+
+
+def _original(tmp_path: Path, capsys: pytest.CaptureFixture[str], action: str) -> str:
+    from tests._ingest_support import hard_corpus
+
+    assert main(["candidate-review", "--decision", "accept", "--format", "json"]) == 0
+    reviewed = json.loads(capsys.readouterr().out)
+    data = {
+        "reviewed_record": reviewed,
+        "corpus": to_plain(hard_corpus()),
+        "operator_checkpoint": {
+            "verified": True,
+            "operator_ref": "operator:alice",
+            "authority_ref": "repository:example:maintainers",
+            "source_ref": "operator-source:example",
+            "corpus_id": "issue_fix_policies",
+            "project_ref": "repository:example",
+            "action": action,
+        },
+    }
+    return _write(tmp_path / "reviewed-record.json", data)
+
+
+@pytest.mark.parametrize("action", ["edit", "retire"])
+def test_the_original_reviewed_record_input_is_a_dry_run(
+    action: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = _original(tmp_path, capsys, action)
+    argv = [
+        "operator-control",
+        "--input",
+        given,
+        "--action",
+        action,
+        "--control-ref",
+        f"control:example:{action}",
+        "--reasoning-summary",
+        "Current source truth supersedes this record.",
+    ]
+    if action == "edit":
+        argv += ["--edited-content-summary", "Keep the patch to the named surface only."]
+    code, packet = _cli(capsys, *argv)
+    assert code == 0
+    assert packet["status"] == "control_ready"
+    receipt = packet["receipt"]
+    assert receipt["result_state"] == ("candidate" if action == "edit" else "retired")
+    assert receipt["provider_write_performed"] is False
+    assert receipt["grants_new_action_authority"] is False
+    if action == "edit":
+        assert packet["decision"]["status"] == "review_ready"
+    schemas.validate(packet)
+
+
+def test_the_original_input_checks_the_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = _original(tmp_path, capsys, "edit")  # an edit checkpoint, used to retire
+    code, packet = _cli(
+        capsys,
+        "operator-control",
+        "--input",
+        given,
+        "--action",
+        "retire",
+        "--control-ref",
+        "control:x",
+        "--reasoning-summary",
+        "Why.",
+    )
+    assert code == 0
+    assert packet["status"] == "guard_blocked"
+    assert packet["reason_codes"] == ["operator_checkpoint_action_mismatch"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "path"),
+    [
+        ([], "--control-ref"),
+        (["--control-ref", "control:x", "--reasoning-summary", "Why.", "--execute"], "--execute"),
+    ],
+)
+def test_the_original_input_needs_its_flags_and_never_writes(
+    extra: list[str], path: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = _original(tmp_path, capsys, "retire")
+    code, packet = _cli(capsys, "operator-control", "--input", given, "--action", "retire", *extra)
+    assert (code, packet["field_path"]) == (2, path)
