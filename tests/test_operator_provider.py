@@ -378,3 +378,46 @@ def test_a_retry_with_the_slot_closed_is_idempotent(provider: Any) -> None:
         assert control.status == "completed"
     assert control.receipt.provider_write_performed is False
     assert control.receipt.deleted_count == 0
+
+
+# -- the lineage only narrows -----------------------------------------------------------------
+
+
+def test_after_a_purge_only_the_tombstone_is_left(provider: Any) -> None:
+    record = _stored(provider)
+    assert _run(provider, record, "revoke").status == "completed"
+    assert _run(provider, record, "purge").status == "completed"
+    kinds = [json.loads(c)["schema_version"] for c in _everything(provider, record)]
+    assert set(kinds) == {"reward_memory_purge_tombstone_v0"}
+
+
+@pytest.mark.parametrize("action", ["retire", "revoke"])
+def test_nothing_comes_back_after_a_purge(provider: Any, action: str) -> None:
+    """A purged record's content must not return through a later control built
+    from the operator's old copy of the record."""
+    record = _stored(provider)
+    assert _run(provider, record, "purge").status == "completed"
+    writes = _writes(provider)
+    control = _run(provider, record, action)
+    assert control.status == "lineage_conflict"
+    assert control.reason_codes == ("record_purged",)
+    assert control.receipt.provider_write_performed is False
+    assert control.receipt.next_step == "none"
+    assert _writes(provider) == writes
+    assert all(SUMMARY not in c for c in _everything(provider, record))
+    assert _run(provider, record, "purge").status == "completed"  # purging again is fine
+
+
+def test_a_revoked_record_is_not_retired_back(provider: Any) -> None:
+    record = _stored(provider)
+    assert _run(provider, record, "revoke").status == "completed"
+    control = _run(provider, record, "retire")
+    assert (control.status, control.reason_codes) == ("lineage_conflict", ("record_revoked",))
+    assert all(SUMMARY not in c for c in _everything(provider, record))
+
+
+def _writes(provider: Any) -> int:
+    if isinstance(provider, InMemoryProvider):
+        return provider.call_count("write")
+    scope = binding(provider.provider_id).provider_scope
+    return provider.inventory(scope=scope).record_count

@@ -184,6 +184,15 @@ def execute_control(
         )
     except LocateFailed as exc:
         return Outcome(status="provider_unavailable", reasons=(exc.reason,), calls=exc.calls)
+    # The lineage only narrows: nothing comes back after a purge, and a revoked
+    # record is not retired back into the store (its content would return).
+    kinds = {item.kind for item in located}
+    if "purged" in kinds and action != "purge":
+        return Outcome(status="lineage_conflict", reasons=("record_purged",), calls=calls)
+    if "revoked" in kinds and action == "retire":
+        return Outcome(status="lineage_conflict", reasons=("record_revoked",), calls=calls)
+    # A purge leaves the tombstone alone: the revocation record's reasoning goes too.
+    deletable = frozenset({"record", "revoked"} if action == "purge" else {"record"})
 
     # 1. The control record first: who, when and why are durable before anything is gone.
     calls += 1
@@ -222,7 +231,7 @@ def execute_control(
     targets = [
         item.ref
         for item in located
-        if item.kind == "record"
+        if item.kind in deletable
         and item.ref != control_ref
         and not _same_control(item.content, written)
     ]
@@ -253,6 +262,7 @@ def execute_control(
             content=content,
             written=written,
             record=record,
+            deletable=deletable,
             timeout=timeout,
         )
         calls += slot.calls
@@ -342,7 +352,8 @@ def _verify(
     if not exact:
         return _unverified("control_record_readback_unverified", performed, deleted, calls)
     kept = (what.control_ref, what.slot_ref)
-    left = [item for item in after if item.kind == "record" and item.ref not in kept]
+    gone = {"record", "revoked"} if what.action == "purge" else {"record"}
+    left = [item for item in after if item.kind in gone and item.ref not in kept]
     if what.action == "retire":
         left = [item for item in left if item.live]
     if still or left:
@@ -377,6 +388,7 @@ def _close_slot(
     content: str,
     written: Any,
     record: ActiveRecord,
+    deletable: frozenset[str],
     timeout: float,
 ) -> _Slot:
     """Write the control record under the ingest key; a record still there is deleted first.
@@ -401,7 +413,7 @@ def _close_slot(
             if type(current) is str and _same_control(current, written):
                 return _Slot(ref=ref, deleted=deleted, calls=calls)
             kind = _classify(current, record.record_ref) if type(current) is str else None
-            if kind is None or kind[0] != "record":
+            if kind is None or kind[0] not in deletable:
                 break
             calls += 1
             provider.delete(scope=scope, ref=ref, timeout=timeout)

@@ -24,14 +24,17 @@ a content-free :class:`~reward_memory.records.operator.RevocationRecord` or
 :class:`~reward_memory.records.operator.PurgeTombstone`) is written in the
 corpus scope under a key derived from ``record_ref``, then every document
 that reads back as this record is deleted (revoke and purge: any state;
-retire: all but the retired copy), then -- when the request names the
+retire: all but the retired copy; purge: its revocation records too, so the
+tombstone is all that is left), then -- when the request names the
 standing policy the record was ingested under -- the same control record is
 written into the record's ingest slot (so a replay of the event conflicts
 instead of writing the record again), then everything is read back. Recall reads
 every hit back before using it, so a search index that still lists a deleted
 document changes nothing. Provider failures fail open with a status, never an
 exception; nothing half-done says ``completed``, and a retry is idempotent (the
-control record is found again, deleted documents stay deleted).
+control record is found again, deleted documents stay deleted). The lineage
+only narrows: after a purge only another purge runs, and a revoked record is
+not retired (either would write its content back): ``lineage_conflict``.
 
 An edit writes nothing: the replacement is a ``review_ready`` candidate that
 supersedes the record (``supersedes_refs``); reviewing and ingesting it is the
@@ -412,7 +415,7 @@ def _packet(
         next_step = _NEXT["edit"]
     elif status == "control_ready":
         next_step = _NEXT["dry_run"]
-    elif status == "completed":
+    elif status in ("completed", "lineage_conflict"):
         next_step = _NEXT["completed"]
     else:
         next_step = "retry_control"

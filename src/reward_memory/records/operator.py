@@ -58,7 +58,12 @@ ACTIONS: Final[tuple[OperatorAction, ...]] = get_args(OperatorAction)
 ResultState = Literal["candidate", "retired", "revoked", "purged"]
 RESULT_STATES: Final[tuple[ResultState, ...]] = get_args(ResultState)
 ReceiptStatus = Literal[
-    "control_ready", "completed", "partial", "provider_unavailable", "readback_unverified"
+    "control_ready",
+    "completed",
+    "partial",
+    "provider_unavailable",
+    "readback_unverified",
+    "lineage_conflict",
 ]
 RECEIPT_STATUSES: Final[tuple[ReceiptStatus, ...]] = get_args(ReceiptStatus)
 ControlStatus = Literal[
@@ -68,6 +73,7 @@ ControlStatus = Literal[
     "partial",
     "provider_unavailable",
     "readback_unverified",
+    "lineage_conflict",
 ]
 CONTROL_STATUSES: Final[tuple[ControlStatus, ...]] = get_args(ControlStatus)
 NextStep = Literal[
@@ -91,6 +97,8 @@ OPERATOR_REASON_CODES: Final[tuple[str, ...]] = (
     "corpus_read_only",
     "corpus_not_active",
     "record_not_active",
+    "record_purged",
+    "record_revoked",
     "accepted_review_mismatch",
     "replacement_candidate_guard_blocked",
     "provider_binding_corpus_mismatch",
