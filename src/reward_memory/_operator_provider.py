@@ -17,11 +17,11 @@ import attrs
 from reward_memory.digests import canonical_json
 from reward_memory.providers.spi import MAX_SEARCH_LIMIT
 from reward_memory.records._plain import to_plain
-from reward_memory.records.operator import PurgeTombstone, RevocationRecord
 
 if TYPE_CHECKING:
     from reward_memory.providers.spi import Provider, ProviderScope
     from reward_memory.records.active import ActiveRecord
+    from reward_memory.records.operator import PurgeTombstone, RevocationRecord
     from reward_memory.records.recall import ProviderBinding
 
 __all__ = ["LocateFailed", "Located", "Outcome", "execute_control", "locate", "locate_query"]
@@ -154,7 +154,7 @@ def _same_control(content: str, written: Any) -> bool:
         return False
     if type(data) is not dict or data.get("record_ref") != written.record_ref:
         return False
-    if isinstance(written, RevocationRecord | PurgeTombstone):
+    if written.schema_version in _CONTROL_KINDS:  # a revocation record or a tombstone
         return bool(data.get("schema_version") == written.schema_version)
     return bool(data.get("lifecycle_state") == "retired")
 
