@@ -147,3 +147,53 @@ def test_the_text_view_lists_each_link(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["explain", str(EXAMPLES / "ingest-receipt.json")]) == 0
     out = capsys.readouterr().out
     assert "active_record: not_checked (no_provider)" in out
+
+
+_PROBE = """
+import contextlib, io, json, sys
+from reward_memory.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main({argv!r})
+wire = sys.modules.get("reward_memory.wire")
+sys.stderr.write(json.dumps({{
+    "code": code,
+    "metadata": "importlib.metadata" in sys.modules,
+    "cattrs": "cattrs" in sys.modules,
+    "union": wire is not None and wire._packet_union.cache_info().currsize > 0,
+}}))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", str(EXAMPLES / "ingest-receipt.json"), "--format", "json"],
+        [
+            "operator-control",
+            "--input",
+            str(EXAMPLES / "revoke-request.json"),
+            "--action",
+            "revoke",
+            "--format",
+            "json",
+        ],
+    ],
+    ids=["explain", "operator-control"],
+)
+def test_the_new_verbs_start_without_the_converter_or_the_scan(
+    argv: list[str], tmp_path: Path
+) -> None:
+    """Issue 11: every verb answers in <= 0.15 s wall; the costly mechanisms a verb
+    can avoid (entry-point scan, cattrs, the packet union) stay unloaded."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    report = json.loads(result.stderr)
+    assert report == {"code": 0, "metadata": False, "cattrs": False, "union": False}
