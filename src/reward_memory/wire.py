@@ -82,6 +82,17 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_application_v0": "reward_memory.records.application:ApplicationResult",
     "reward_memory_application_receipt_v0": "reward_memory.records.application:ApplicationReceipt",
     "reward_memory_experiment_config_v1": "reward_memory.records.experiment:ExperimentConfig",
+    "reward_memory_operator_checkpoint_v0": "reward_memory.records.operator:OperatorCheckpoint",
+    "reward_memory_operator_control_request_v0": (
+        "reward_memory.records.operator:OperatorControlRequest"
+    ),
+    "reward_memory_operator_control_v0": "reward_memory.records.operator:OperatorControl",
+    "reward_memory_operator_control_receipt_v0": (
+        "reward_memory.records.operator:OperatorControlReceipt"
+    ),
+    "reward_memory_revocation_record_v0": "reward_memory.records.operator:RevocationRecord",
+    "reward_memory_purge_tombstone_v0": "reward_memory.records.operator:PurgeTombstone",
+    "reward_memory_explain_v0": "reward_memory.records.explain:Explanation",
     "reward_memory_activation_registry_v0": (
         "reward_memory.records.activation_registry:ActivationRegistry"
     ),

@@ -56,6 +56,11 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
         "reward_memory.cli._dogfood",
         "Stage-5 dogfood receipts and bounded Issue Fix pilot readiness (--input)",
     ),
+    "operator-control": (
+        "reward_memory.cli._operator",
+        "edit / retire / revoke / purge one active record (dry run unless --execute)",
+    ),
+    "explain": ("reward_memory.cli._explain", "the lineage of a receipt, link by link"),
     "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
     "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
 }

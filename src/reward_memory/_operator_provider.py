@@ -1,0 +1,423 @@
+"""The provider half of an operator control: locate, write, delete, read back. Fails open.
+
+Only SPI operations (search, read, write, delete), so the same steps hold on
+every provider. Every provider answer is untrusted: a document counts as the
+record only when it reads back exactly and parses as an active record whose
+``record_ref`` is the controlled one; a search hit that no longer reads back
+(a lagging index) is nothing. Nothing a provider does raises out of here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from reward_memory.digests import canonical_json
+from reward_memory.providers.spi import MAX_SEARCH_LIMIT
+from reward_memory.records._plain import to_plain
+
+if TYPE_CHECKING:
+    from reward_memory.providers.spi import Provider, ProviderScope
+    from reward_memory.records.active import ActiveRecord
+    from reward_memory.records.operator import PurgeTombstone, RevocationRecord
+    from reward_memory.records.recall import ProviderBinding
+
+__all__ = ["LocateFailed", "Located", "Outcome", "execute_control", "locate", "locate_query"]
+
+_CONTROL_KINDS: Final = {
+    "reward_memory_revocation_record_v0": "revoked",
+    "reward_memory_purge_tombstone_v0": "purged",
+}
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """What executing a control did (the receipt's provider fields)."""
+
+    status: str
+    reasons: tuple[str, ...] = ()
+    write_performed: bool = False
+    deleted: int = 0
+    calls: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class Located:
+    """One document in the corpus scope that belongs to the record.
+
+    ``kind``: ``record`` (an active record of any state: ``live`` says whether
+    recall could use it), ``revoked`` or ``purged`` (a control record).
+    """
+
+    ref: str
+    kind: str
+    live: bool = False
+    content: str
+
+
+class LocateFailed(Exception):
+    """The provider failed while locating (``reason`` is the public reason code)."""
+
+    def __init__(self, reason: str, calls: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.calls = calls
+
+
+def locate_query(record_ref: str, candidate_ref: str | None) -> str:
+    """The search that finds a record and its control records: the bare digests.
+
+    Every v1 record and control record spells both refs out, and providers
+    split ``record:<hex>`` into words, so the bare hex finds them inside the scope.
+    """
+    record_hex = record_ref.removeprefix("record:")
+    if candidate_ref is None:
+        return record_hex
+    return f"{candidate_ref.removeprefix('candidate:')} {record_hex}"
+
+
+def _classify(content: str, record_ref: str) -> tuple[str, bool] | None:
+    from reward_memory._recall.readback import parse  # noqa: PLC0415
+
+    parsed = parse(content)
+    if parsed is not None:
+        return ("record", parsed.live) if parsed.record_key == record_ref else None
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    if type(data) is not dict:
+        return None
+    kind = _CONTROL_KINDS.get(data.get("schema_version"))  # type: ignore[arg-type]
+    if kind is None or data.get("record_ref") != record_ref:
+        return None
+    return kind, False
+
+
+def locate(
+    provider: Provider,
+    scope: ProviderScope,
+    *,
+    record_ref: str,
+    candidate_ref: str | None,
+    timeout: float,
+) -> tuple[list[Located], int]:
+    """Every document in ``scope`` that reads back as this record or its control records.
+
+    Returns the documents and the number of provider calls. Raises ``LocateFailed``
+    (with the calls made) when the provider fails; a hit that does not read
+    back exactly, or reads back as something else, is skipped.
+    """
+    calls = 1
+    try:
+        found = provider.search(
+            scope=scope,
+            query=locate_query(record_ref, candidate_ref),
+            limit=MAX_SEARCH_LIMIT,
+            timeout=timeout,
+        )
+        hits = list(found.hits)[:MAX_SEARCH_LIMIT]
+    except Exception:  # noqa: BLE001 - fail open
+        raise LocateFailed("provider_search_failed", calls) from None
+    located: list[Located] = []
+    seen: set[str] = set()
+    for hit in hits:
+        ref = getattr(hit, "ref", None)
+        if type(ref) is not str or not ref or ref in seen:
+            continue
+        seen.add(ref)
+        calls += 1
+        try:
+            read = provider.read(scope=scope, ref=ref, timeout=timeout)
+            found_it, answered, content = read.found, read.ref, read.content
+        except Exception:  # noqa: BLE001
+            raise LocateFailed("provider_read_failed", calls) from None
+        if found_it is not True or answered != ref or type(content) is not str:
+            continue  # listed but gone (a lagging index): nothing to control
+        kind = _classify(content, record_ref)
+        if kind is not None:
+            located.append(Located(ref=ref, kind=kind[0], live=kind[1], content=content))
+    return located, calls
+
+
+def _content(written: ActiveRecord | RevocationRecord | PurgeTombstone) -> str:
+    return canonical_json(to_plain(written)).decode("utf-8")
+
+
+def _same_control(content: str, written: Any) -> bool:
+    """An existing control document for the same record and action (a retry at another time)."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return False
+    if type(data) is not dict or data.get("record_ref") != written.record_ref:
+        return False
+    if written.schema_version in _CONTROL_KINDS:  # a revocation record or a tombstone
+        return bool(data.get("schema_version") == written.schema_version)
+    return bool(data.get("lifecycle_state") == "retired")
+
+
+def execute_control(
+    *,
+    action: str,
+    record: ActiveRecord,
+    written: ActiveRecord | RevocationRecord | PurgeTombstone,
+    key: str,
+    provider: Provider,
+    binding: ProviderBinding,
+    slot_key: str | None = None,
+) -> Outcome:
+    """Locate, write the control record, delete the record's documents, close the
+    ingest slot (``slot_key``, when known), read everything back."""
+    scope = binding.provider_scope
+    timeout = float(binding.timeout_seconds)
+    content = _content(written)
+    try:
+        located, calls = locate(
+            provider,
+            scope,
+            record_ref=record.record_ref,
+            candidate_ref=record.candidate_ref,
+            timeout=timeout,
+        )
+    except LocateFailed as exc:
+        return Outcome(status="provider_unavailable", reasons=(exc.reason,), calls=exc.calls)
+    # The lineage only narrows: nothing comes back after a purge, and a revoked
+    # record is not retired back into the store (its content would return).
+    kinds = {item.kind for item in located}
+    if "purged" in kinds and action != "purge":
+        return Outcome(status="lineage_conflict", reasons=("record_purged",), calls=calls)
+    if "revoked" in kinds and action == "retire":
+        return Outcome(status="lineage_conflict", reasons=("record_revoked",), calls=calls)
+    # A purge leaves the tombstone alone: the revocation record's reasoning goes too.
+    deletable = frozenset({"record", "revoked"} if action == "purge" else {"record"})
+
+    # 1. The control record first: who, when and why are durable before anything is gone.
+    calls += 1
+    try:
+        result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
+        control_ref, write_status = result.ref, result.status
+    except Exception:  # noqa: BLE001
+        return Outcome(
+            status="provider_unavailable", reasons=("provider_write_failed",), calls=calls
+        )
+    if type(control_ref) is not str or write_status not in ("created", "unchanged", "conflict"):
+        return Outcome(
+            status="provider_unavailable", reasons=("provider_answer_malformed",), calls=calls
+        )
+    created = write_status == "created"
+    if write_status == "conflict":
+        # The key is taken: by this control at an earlier time (a retry), or by something else.
+        calls += 1
+        try:
+            existing = provider.read(scope=scope, ref=control_ref, timeout=timeout)
+            held = existing.content if existing.found is True else None
+        except Exception:  # noqa: BLE001
+            return Outcome(
+                status="provider_unavailable", reasons=("provider_read_failed",), calls=calls
+            )
+        if type(held) is not str or not _same_control(held, written):
+            return Outcome(
+                status="provider_unavailable",
+                reasons=("provider_target_content_conflict",),
+                calls=calls,
+            )
+        content = held
+
+    # 2. Delete every document that is this record (a retired copy this control
+    #    wrote -- under its key or in the slot -- stays).
+    targets = [
+        item.ref
+        for item in located
+        if item.kind in deletable
+        and item.ref != control_ref
+        and not _same_control(item.content, written)
+    ]
+    deleted = 0
+    for ref in targets:
+        calls += 1
+        try:
+            gone = provider.delete(scope=scope, ref=ref, timeout=timeout)
+        except Exception:  # noqa: BLE001
+            return Outcome(
+                status="partial",
+                reasons=("provider_delete_failed",),
+                write_performed=created or deleted > 0,
+                deleted=deleted,
+                calls=calls,
+            )
+        if getattr(gone, "deleted", False) is True:
+            deleted += 1
+
+    # 3. The ingest slot: the same control record where ingest wrote the record,
+    #    so a replay of its event conflicts instead of writing it back.
+    slot_ref = None
+    if slot_key is not None:
+        slot = _close_slot(
+            provider,
+            scope=scope,
+            key=slot_key,
+            content=content,
+            written=written,
+            record=record,
+            deletable=deletable,
+            timeout=timeout,
+        )
+        calls += slot.calls
+        deleted += slot.deleted
+        created = created or slot.created
+        if slot.reason is not None:
+            return Outcome(
+                status="partial",
+                reasons=(slot.reason,),
+                write_performed=created or deleted > 0,
+                deleted=deleted,
+                calls=calls,
+            )
+        slot_ref = slot.ref
+        if slot.ref in targets:
+            targets.remove(slot.ref)  # deleted, then rewritten: it holds the control record
+    performed = created or deleted > 0
+
+    # 4. Read back: the control record exactly, every deleted document not found,
+    #    and a fresh search that finds no document of this record left to recall.
+    return _verify(
+        _Verify(
+            action=action,
+            record=record,
+            written=written,
+            content=content,
+            control_ref=control_ref,
+            slot_ref=slot_ref,
+            targets=tuple(targets),
+        ),
+        provider,
+        scope,
+        timeout,
+        Outcome(status="completed", write_performed=performed, deleted=deleted, calls=calls),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class _Verify:
+    action: str
+    record: ActiveRecord
+    written: Any
+    content: str
+    control_ref: str
+    slot_ref: str | None
+    targets: tuple[str, ...]
+
+
+def _verify(
+    what: _Verify, provider: Provider, scope: ProviderScope, timeout: float, done: Outcome
+) -> Outcome:
+    """The read-back step: ``done`` when everything reads back as it should."""
+    performed, deleted, calls = done.write_performed, done.deleted, done.calls
+    try:
+        calls += 1
+        check = provider.read(scope=scope, ref=what.control_ref, timeout=timeout)
+        exact = (
+            check.found is True and check.ref == what.control_ref and check.content == what.content
+        )
+        if what.slot_ref is not None:
+            calls += 1
+            in_slot = provider.read(scope=scope, ref=what.slot_ref, timeout=timeout)
+            exact = (
+                exact
+                and in_slot.found is True
+                and type(in_slot.content) is str
+                and _same_control(in_slot.content, what.written)
+            )
+        still: list[str] = []
+        for ref in what.targets:
+            calls += 1
+            again = provider.read(scope=scope, ref=ref, timeout=timeout)
+            if again.found is not False:
+                still.append(ref)
+        after, more = locate(
+            provider,
+            scope,
+            record_ref=what.record.record_ref,
+            candidate_ref=what.record.candidate_ref,
+            timeout=timeout,
+        )
+        calls += more
+    except LocateFailed as exc:
+        return _unverified(exc.reason, performed, deleted, calls + exc.calls)
+    except Exception:  # noqa: BLE001
+        return _unverified("provider_read_failed", performed, deleted, calls)
+    if not exact:
+        return _unverified("control_record_readback_unverified", performed, deleted, calls)
+    kept = (what.control_ref, what.slot_ref)
+    gone = {"record", "revoked"} if what.action == "purge" else {"record"}
+    left = [item for item in after if item.kind in gone and item.ref not in kept]
+    if what.action == "retire":
+        left = [item for item in left if item.live]
+    if still or left:
+        return _unverified("record_still_readable", performed, deleted, calls)
+    return attrs.evolve(done, calls=calls)
+
+
+def _unverified(reason: str, performed: bool, deleted: int, calls: int) -> Outcome:
+    return Outcome(
+        status="readback_unverified",
+        reasons=(reason,),
+        write_performed=performed,
+        deleted=deleted,
+        calls=calls,
+    )
+
+
+@attrs.frozen(kw_only=True)
+class _Slot:
+    ref: str | None = None
+    reason: str | None = None
+    created: bool = False
+    deleted: int = 0
+    calls: int = 0
+
+
+def _close_slot(
+    provider: Provider,
+    *,
+    scope: ProviderScope,
+    key: str,
+    content: str,
+    written: Any,
+    record: ActiveRecord,
+    deletable: frozenset[str],
+    timeout: float,
+) -> _Slot:
+    """Write the control record under the ingest key; a record still there is deleted first.
+
+    The slot may hold the record itself (a document search did not list: an
+    index that lags), this control's record (a retry), or something else (a
+    conflict, reported). Never raises.
+    """
+    calls = deleted = 0
+    try:
+        for _ in range(2):
+            calls += 1
+            result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
+            ref, status = result.ref, result.status
+            if type(ref) is not str:
+                return _Slot(reason="provider_answer_malformed", deleted=deleted, calls=calls)
+            if status in ("created", "unchanged"):
+                return _Slot(ref=ref, created=status == "created", deleted=deleted, calls=calls)
+            calls += 1
+            held = provider.read(scope=scope, ref=ref, timeout=timeout)
+            current = held.content if held.found is True else None
+            if type(current) is str and _same_control(current, written):
+                return _Slot(ref=ref, deleted=deleted, calls=calls)
+            kind = _classify(current, record.record_ref) if type(current) is str else None
+            if kind is None or kind[0] not in deletable:
+                break
+            calls += 1
+            provider.delete(scope=scope, ref=ref, timeout=timeout)
+            deleted += 1
+    except Exception:  # noqa: BLE001 - fail open
+        return _Slot(reason="provider_write_failed", deleted=deleted, calls=calls)
+    return _Slot(reason="provider_target_content_conflict", deleted=deleted, calls=calls)

@@ -1,0 +1,266 @@
+"""Explain: a receipt's lineage from refs alone, each stored link checked through the provider.
+
+Contract: DESIGN §10 ("an explain view of a receipt's lineage (event -> candidate
+-> review -> active record -> recall -> application)"), issue 9 item 6 ("say
+which links are verified, missing, revoked or purged. Never raw content") and
+its Done-when ("the canary purge test finds 0 bytes; explain then shows the
+tombstone").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import pytest
+from tests._experiment_support import config_data
+from tests._ingest_support import HARD_SCOPE_REF, SOFT_SCOPE_REF, ingest_hard
+from tests._operator_support import (
+    NOW,
+    binding,
+    ingest_soft,
+    recall_soft,
+    request,
+    stored_record,
+)
+
+from reward_memory import wire
+from reward_memory.application import apply
+from reward_memory.errors import RecordValidationError
+from reward_memory.explain import _EXPLAINERS, Planned, explain, register_explainer
+from reward_memory.operator import operator_control
+from reward_memory.providers.sqlite import SQLiteProvider
+from reward_memory.records._plain import load_plain
+from reward_memory.records.experiment import ExperimentConfig
+from reward_memory.testing import InMemoryProvider
+
+SUMMARY = "Lead the review summary with the risk."
+
+
+def _statuses(explanation: Any) -> list[tuple[str, str]]:
+    return [(link.stage, link.status) for link in explanation.links]
+
+
+def _public(explanation: Any) -> str:
+    text = json.dumps(wire.dump(explanation))
+    assert SUMMARY not in text
+    assert SOFT_SCOPE_REF not in text
+    assert HARD_SCOPE_REF not in text
+    return text
+
+
+@pytest.fixture
+def provider() -> InMemoryProvider:
+    return InMemoryProvider()
+
+
+def _control(provider: Any, record: Any, action: str) -> Any:
+    control = operator_control(
+        request(record, action, provider_id=provider.provider_id),
+        provider=provider,
+        binding=binding(provider.provider_id),
+        execute=True,
+        now=NOW,
+    )
+    assert control.status == "completed"
+    return control
+
+
+def test_without_a_provider_every_stored_link_is_not_checked(provider: Any) -> None:
+    receipt = ingest_soft(provider)
+    explanation = explain(receipt)
+    assert explanation.provider_checked is False
+    assert explanation.provider_call_count == 0
+    assert [(link.stage, link.status, link.reason_code) for link in explanation.links] == [
+        ("event", "not_checked", "receipt_keeps_no_ref"),
+        ("candidate", "not_checked", "no_provider"),
+        ("review", "not_checked", "no_provider"),
+        ("active_record", "not_checked", "no_provider"),
+    ]
+    _public(explanation)
+
+
+def test_an_ingest_receipt_is_verified_through_the_provider(provider: Any) -> None:
+    receipt = ingest_soft(provider)
+    record = stored_record(provider, receipt)
+    explanation = explain(receipt, provider=provider, bindings=[binding()])
+    assert explanation.status == "explained"
+    assert explanation.provider_checked is True
+    assert _statuses(explanation)[1:] == [
+        ("candidate", "verified"),
+        ("review", "verified"),
+        ("active_record", "verified"),
+    ]
+    refs = {link.stage: link.ref for link in explanation.links}
+    assert refs["candidate"] == receipt.candidate_ref
+    assert refs["active_record"] == receipt.record_ref
+    assert refs["review"] == record.review.review_ref
+    _public(explanation)
+
+
+@pytest.mark.parametrize(
+    ("action", "status"), [("revoke", "revoked"), ("purge", "purged"), ("retire", "retired")]
+)
+def test_a_controlled_record_shows_its_state(provider: Any, action: str, status: str) -> None:
+    receipt = ingest_soft(provider)
+    _control(provider, stored_record(provider, receipt), action)
+    explanation = explain(wire.dump(receipt), provider=provider, bindings=[binding()])
+    assert _statuses(explanation)[1:] == [
+        ("candidate", status),
+        ("review", status),
+        ("active_record", status),
+    ]
+    _public(explanation)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_explain_shows_the_tombstone_of_a_purge(kind: str, tmp_path: Any) -> None:
+    provider = InMemoryProvider() if kind == "memory" else SQLiteProvider(path=tmp_path / "m.db")
+    receipt = ingest_soft(provider)
+    control = _control(provider, stored_record(provider, receipt), "purge")
+    for given in (control, control.receipt, wire.dump(control.receipt)):
+        explanation = explain(given, provider=provider, bindings=[binding(kind)])
+        assert _statuses(explanation) == [
+            ("event", "not_checked"),
+            ("active_record", "purged"),
+            ("operator_control", "verified"),
+        ]
+        _public(explanation)
+    provider.close()
+
+
+def test_a_record_never_written_is_missing(provider: Any) -> None:
+    receipt = ingest_soft(InMemoryProvider())  # written to another store
+    explanation = explain(receipt, provider=provider, bindings=[binding()])
+    assert _statuses(explanation)[1:] == [
+        ("candidate", "missing"),
+        ("review", "missing"),
+        ("active_record", "missing"),
+    ]
+
+
+def test_a_recall_packet_names_each_result(provider: Any) -> None:
+    ingest_soft(provider)
+    session = recall_soft(provider)
+    explanation = explain(session.packet, provider=provider, bindings=[binding()])
+    assert _statuses(explanation) == [
+        ("event", "not_checked"),
+        ("candidate", "verified"),
+        ("review", "verified"),
+        ("active_record", "verified"),
+        ("recall", "verified"),
+    ]
+
+
+def test_an_application_receipt_keeps_only_digests(provider: Any) -> None:
+    ingest_soft(provider)
+    session = recall_soft(provider)
+    from reward_memory.records.application import ModelDecision
+
+    result = apply(
+        "base",
+        session,
+        application_id="application:1",
+        artifact_ref="artifact:1",
+        apply_memory=lambda base, got: ModelDecision(
+            outcome="applied",
+            output=base + " (risk first)",
+            memory_refs=(got[0].memory_ref,),
+            reasoning_summary="The preference applies.",
+            current_artifact_verified=True,
+        ),
+    )
+    assert result.status == "applied"
+    for given in (result, result.receipt, wire.dump(result.receipt)):
+        explanation = explain(given, provider=provider, bindings=[binding()])
+        links = [(link.stage, link.status, link.reason_code) for link in explanation.links]
+        assert links == [
+            ("event", "not_checked", "receipt_keeps_no_ref"),
+            ("active_record", "not_checked", "receipt_keeps_digest_only"),
+            ("recall", "verified", None),
+            ("application", "verified", None),
+        ]
+        assert explanation.provider_call_count == 0
+
+
+def test_scopes_come_from_the_experiment_config() -> None:
+    provider = InMemoryProvider()
+    receipt = ingest_hard(provider=provider)
+    assert receipt.status == "activated"
+    config = load_plain(config_data(), ExperimentConfig)
+    explanation = explain(receipt, provider=provider, config=config)
+    assert _statuses(explanation)[-1] == ("active_record", "verified")
+
+
+def test_a_config_whose_scope_does_not_fit_its_corpus_never_loads() -> None:
+    """So explain never checks a corpus in a scope its declaration does not name."""
+    data = config_data()
+    data["corpora"][0]["corpus"]["provider_scope_ref_digest"] = "0" * 16
+    with pytest.raises(RecordValidationError):
+        load_plain(data, ExperimentConfig)
+
+
+def test_a_corpus_without_a_binding_is_not_checked(provider: Any) -> None:
+    receipt = ingest_soft(provider)
+    explanation = explain(receipt, provider=provider)
+    assert explanation.links[-1].reason_code == "no_binding_for_corpus"
+    other = explain(receipt, provider=provider, bindings=[binding("sqlite")])
+    assert other.links[-1].reason_code == "binding_does_not_fit_corpus"
+
+
+def test_an_unavailable_provider_fails_open(provider: Any) -> None:
+    receipt = ingest_soft(provider)
+    with provider.set_faults(unavailable=True):
+        explanation = explain(receipt, provider=provider, bindings=[binding()])
+    assert explanation.status == "provider_unavailable"
+    assert explanation.links[-1].status == "not_checked"
+    assert explanation.links[-1].reason_code == "provider_unavailable"
+
+
+def test_a_guard_blocked_ingest_never_reached_the_record(provider: Any) -> None:
+    from tests._ingest_support import hard_event_data
+
+    receipt = ingest_hard(hard_event_data(raw_content_captured=True), provider=provider)
+    assert receipt.status == "guard_blocked"
+    explanation = explain(receipt, provider=provider, bindings=[binding()])
+    assert [link.reason_code for link in explanation.links[1:]] == ["not_reached"] * 3
+
+
+def test_an_unknown_receipt_kind_is_refused() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        explain({"schema_version": "reward_memory_corpus_registry_v0"})
+    assert caught.value.code == "receipt_kind_unsupported"
+    with pytest.raises(RecordValidationError):
+        explain({"schema_version": "reward_memory_ingest_receipt_v0", "extra": 1})
+
+
+def test_a_refused_control_has_nothing_to_explain(provider: Any) -> None:
+    from tests._operator_support import checkpoint
+
+    receipt = ingest_soft(provider)
+    record = stored_record(provider, receipt)
+    refused = operator_control(
+        request(record, "purge", operator_checkpoint=checkpoint("purge", verified=False)), now=NOW
+    )
+    with pytest.raises(RecordValidationError) as caught:
+        explain(refused)
+    assert caught.value.path == "$.receipt"
+
+
+def test_a_new_receipt_kind_plugs_in(provider: Any) -> None:
+    @attrs.frozen
+    class DogfoodReceipt:
+        schema_version: str = "test_dogfood_receipt_v0"
+        application_id: str = "application:9"
+
+    def explainer(receipt: Any) -> tuple[str | None, list[Planned]]:
+        return None, [Planned(stage="application", ref=receipt.application_id, status="verified")]
+
+    register_explainer("test_dogfood_receipt_v0", explainer)
+    try:
+        explanation = explain(DogfoodReceipt())
+    finally:
+        del _EXPLAINERS["test_dogfood_receipt_v0"]
+    assert _statuses(explanation) == [("application", "verified")]
+    assert wire.load(wire.dump(explanation)) == explanation
