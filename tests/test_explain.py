@@ -28,7 +28,7 @@ from tests._operator_support import (
 from reward_memory import wire
 from reward_memory.application import apply
 from reward_memory.errors import RecordValidationError
-from reward_memory.explain import _EXPLAINERS, Planned, explain, register_explainer
+from reward_memory.lineage import _EXPLAINERS, Planned, explain, register_explainer
 from reward_memory.operator import operator_control
 from reward_memory.providers.sqlite import SQLiteProvider
 from reward_memory.records._plain import load_plain

@@ -60,7 +60,7 @@ def read_bindings(name: str | None) -> list[Any]:
 def run(args: argparse.Namespace) -> Outcome:
     """Load the receipt (and where corpora live), explain it, print the lineage."""
     from reward_memory.cli._common import Outcome, read_json_object
-    from reward_memory.explain import explain
+    from reward_memory.lineage import explain
     from reward_memory.records._plain import to_plain
 
     data = read_json_object(args.receipt, option="RECEIPT_FILE")
