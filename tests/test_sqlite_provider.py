@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
-from reward_memory.providers import sqlite as sqlite_module
 from reward_memory.providers.spi import MAX_CONTENT_BYTES, ProviderScope
 from reward_memory.providers.sqlite import (
     ENV_PATH,
     SCHEMA_VERSION,
     SQLiteProvider,
+    _provider,
+    _schema,
+    _search,
     _terms,
     default_path,
 )
@@ -246,10 +248,10 @@ def test_file_format(provider: SQLiteProvider, tmp_path: Path) -> None:
     provider.write(scope=SCOPE, key="doc-1", content="hello")
     with _raw(tmp_path / "memory.db") as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        assert raw.execute("PRAGMA application_id").fetchone()[0] == sqlite_module.APPLICATION_ID
+        assert raw.execute("PRAGMA application_id").fetchone()[0] == _schema.APPLICATION_ID
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = dict(raw.execute("SELECT name, value FROM meta").fetchall())
-        assert meta["tokenizer"] == sqlite_module.TOKENIZER
+        assert meta["tokenizer"] == _terms.TOKENIZER
         row = raw.execute("SELECT key, content, length(ref), hex(sha256) FROM documents").fetchone()
         assert row[:3] == ("doc-1", "hello", 16)
     assert provider._conn is not None
@@ -603,7 +605,7 @@ def test_content_cannot_forge_another_scopes_terms(provider: SQLiteProvider) -> 
 def test_rare_terms_rank_and_common_terms_fill_by_recency(
     provider: SQLiteProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "RANK_BUDGET", 3)
+    monkeypatch.setattr(_search, "RANK_BUDGET", 3)
     common = [
         provider.write(scope=SCOPE, key=f"doc-{i}", content=f"common note {i}").ref
         for i in range(10)
@@ -639,7 +641,7 @@ def test_summaries_are_short_windows(provider: SQLiteProvider) -> None:
     short = "needle in a short note"
     assert short in hits
     (window,) = hits - {short}
-    assert len(window) <= sqlite_module.SUMMARY_CHARS
+    assert len(window) <= _terms.SUMMARY_CHARS
     assert window.startswith("…")
     assert window.endswith("…")
     assert "needle" in window
@@ -672,7 +674,7 @@ def test_a_long_query_keeps_its_longest_terms(provider: SQLiteProvider) -> None:
     filler = " ".join(["a", "to", "of", "in", "is", "it", "on", "at", "by", "or"] * 3)
     query = f"{filler} {' '.join(f'w{i}' for i in range(12))} idempotency"
     assert [hit.ref for hit in provider.search(scope=SCOPE, query=query, limit=3).hits] == [wanted]
-    assert sqlite_module._query_terms("b a c a b") == ["b", "a", "c"]
+    assert _terms.query_terms("b a c a b") == ["b", "a", "c"]
 
 
 # -- write-behind indexing ---------------------------------------------------------------
@@ -691,7 +693,7 @@ def _indexed_terms(path: Path) -> int:
 
 def test_single_writes_are_indexed_in_batches(provider: SQLiteProvider, tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    batch = sqlite_module.INDEX_BATCH
+    batch = _provider.INDEX_BATCH
     for i in range(batch - 1):
         provider.write(scope=SCOPE, key=f"doc-{i}", content=f"batched note {i}")
     assert _pending(path) == batch - 1
@@ -774,7 +776,7 @@ def test_a_read_only_store_still_searches_what_is_indexed(
     ],
 )
 def test_terms_are_pinned(text: str, expected: list[str]) -> None:
-    assert _terms(text) == expected
+    assert _terms.terms(text) == expected
 
 
 # -- several processes, and kill -9 ----------------------------------------------------
