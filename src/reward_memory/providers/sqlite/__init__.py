@@ -94,6 +94,18 @@ Indexing (write-behind, read-your-writes)
     :data:`CATCH_UP_WAIT_MS`) and then answers from the index as it stands, so the
     up to :data:`INDEX_BATCH` newest documents may show up one search later.
     Deleting a pending document just drops it from ``pending``.
+
+Erasure (delete means gone)
+    After ``delete`` returns, no byte of the document is left in the database
+    file, its WAL or the full-text index (see :mod:`._erase`): ``secure_delete``
+    zeroes the row in place, the delete of an indexed document merges the index
+    into one segment (a contentless FTS5 delete only adds a marker; SQLite 3.40
+    has no FTS5 ``secure-delete``), and the WAL is checkpointed and truncated to
+    zero bytes. Deletes are rare (purge, operator controls), and that merge costs
+    time in proportion to the index: give a delete in a large store a generous
+    ``timeout``. When the erase cannot finish (another connection's open read pins
+    the WAL past the deadline) the delete has still committed, the call raises
+    ``ProviderUnavailable``, and any later delete finishes the erase.
 """
 
 from reward_memory.providers.sqlite._options import (

@@ -26,8 +26,9 @@ from reward_memory.providers.spi import (
     check_scope,
     check_timeout,
 )
-from reward_memory.providers.sqlite import _search
+from reward_memory.providers.sqlite import _erase, _search
 from reward_memory.providers.sqlite._connection import _Store, is_busy, is_readonly
+from reward_memory.providers.sqlite._erase import ERASE_FLAG, MARK_ERASE
 from reward_memory.providers.sqlite._options import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_TIMEOUT,
@@ -302,11 +303,14 @@ class SQLiteProvider(_Store):
 
         def op(conn: sqlite3.Connection) -> bool:
             scope_id = self._scope_id(conn, skey)
-            if scope_id is None or digest is None:
-                return False
-            if not conn.execute(SELECT_DIGEST, (scope_id, digest)).fetchall():
-                return False
-            return self._delete(conn, scope_id, digest)
+            deleted = (
+                scope_id is not None
+                and digest is not None
+                and bool(conn.execute(SELECT_DIGEST, (scope_id, digest)).fetchall())
+                and self._delete(conn, scope_id, digest)
+            )
+            self._erase(conn)  # also when nothing was found: a retry finishes an earlier erase
+            return deleted
 
         deleted = self._call(limit, create=False, op=op, empty=lambda: False)
         return DeleteResult(ref=ref, deleted=deleted)
@@ -478,14 +482,28 @@ class SQLiteProvider(_Store):
             doc_id, content = rows[0]
             conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
             if conn.execute("DELETE FROM pending WHERE id = ?", (doc_id,)).rowcount != 1:
-                # Indexed already: a contentless delete names exactly the terms it indexed.
+                # Indexed already: a contentless delete names exactly the terms it indexed,
+                # and the terms stay in the old segments until they are merged (_erase).
                 conn.execute(DELETE_TERMS, (doc_id, index_text(scope_id, terms(content))))
+                conn.execute(MARK_ERASE, (ERASE_FLAG,))
             conn.execute(COUNT, (-1, 0, scope_id))
             self._commit(conn)
         except BaseException:
             self._rollback(conn)
             raise
         return True
+
+    def _erase(self, conn: sqlite3.Connection) -> None:
+        """Leave no copy of deleted content in the index or the WAL (see ``_erase``)."""
+        if _erase.index_erase_pending(conn):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                _erase.merge_index(conn)
+                self._commit(conn)
+            except BaseException:
+                self._rollback(conn)
+                raise
+        _erase.truncate_log(conn, self._deadline)
 
     # -- scopes --------------------------------------------------------------------------
 
