@@ -55,12 +55,12 @@ def _write_canary(provider: SQLiteProvider, canary: str, how: str) -> str:
         (written,) = provider.write_many(scope=SCOPE, items=[("doc-canary", content)])
         return written.ref
     ref = provider.write(scope=SCOPE, key="doc-canary", content=content).ref
-    if how == "indexed":  # a search indexes the pending document first
+    if how == "searched":  # found (and its summary built) before the delete
         assert provider.search(scope=SCOPE, query=canary, limit=3).hits
     return ref
 
 
-@pytest.mark.parametrize("how", ["pending", "indexed", "bulk", "large"])
+@pytest.mark.parametrize("how", ["single", "searched", "bulk", "large"])
 def test_a_deleted_canary_leaves_zero_bytes_in_every_store_file(tmp_path: Path, how: str) -> None:
     canary = _canary()
     provider = SQLiteProvider(path=tmp_path / "memory.db")
@@ -74,7 +74,7 @@ def test_a_deleted_canary_leaves_zero_bytes_in_every_store_file(tmp_path: Path, 
 
     found = _occurrences(tmp_path, canary)
     assert "memory.db" in found
-    assert found and set(found.values()) == {0}, found
+    assert set(found.values()) == {0}, found
     assert provider.read(scope=SCOPE, ref=ref).found is False
     assert provider.search(scope=SCOPE, query=canary, limit=5).hits == ()
     # The store still works and the other documents are intact and searchable.
@@ -92,7 +92,7 @@ def test_a_reader_pinning_the_wal_makes_the_delete_retryable(tmp_path: Path) -> 
     canary = _canary()
     path = tmp_path / "memory.db"
     provider = SQLiteProvider(path=path, busy_timeout_ms=20)
-    ref = _write_canary(provider, canary, "indexed")
+    ref = _write_canary(provider, canary, "searched")
     reader = sqlite3.connect(path, isolation_level=None)
     reader.execute("BEGIN")
     reader.execute("SELECT count(*) FROM documents").fetchone()  # holds a WAL snapshot
@@ -116,7 +116,7 @@ def test_an_interrupted_index_merge_is_finished_by_the_next_delete(
     """The flag set in the delete's transaction outlives a failed merge (fault injected)."""
     canary = _canary()
     provider = SQLiteProvider(path=tmp_path / "memory.db")
-    ref = _write_canary(provider, canary, "indexed")
+    ref = _write_canary(provider, canary, "searched")
 
     def broken(conn: sqlite3.Connection) -> None:
         raise sqlite3.OperationalError("disk I/O error")

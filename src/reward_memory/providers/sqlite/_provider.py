@@ -59,9 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import TracebackType
 
-#: Single writes leave indexing to a batch: at this many pending documents, a write
-#: indexes them all in its own transaction (a search indexes any pending ones first).
-INDEX_BATCH: Final = 64
+#: Documents indexed per statement batch when a search catches up on ``pending``.
 INDEX_CHUNK: Final = 2000
 #: How long a search waits for the write lock to index pending documents first.
 CATCH_UP_WAIT_MS: Final = 2
@@ -111,7 +109,7 @@ class SQLiteProvider(_Store):
         timeout: seconds a call may take when it passes ``timeout=None`` (default 10).
         busy_timeout_ms: how long SQLite waits for another process's lock before
             this provider retries (default 5000; never longer than the call's timeout).
-        synchronous: ``"full"`` (default), ``"extra"`` or ``"normal"`` (see Durability).
+        synchronous: ``"normal"`` (default), ``"full"`` or ``"extra"`` (see Durability).
 
     Raises:
         ProviderConfigError: an unknown option, or an option value it cannot use.
@@ -128,7 +126,7 @@ class SQLiteProvider(_Store):
         path: str | os.PathLike[str] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-        synchronous: Synchronous = "full",
+        synchronous: Synchronous = "normal",
         **unknown: object,
     ) -> None:
         for name in unknown:
@@ -397,7 +395,6 @@ class SQLiteProvider(_Store):
                 scope_id = self._create_scope(conn, skey)
             results: list[tuple[WriteStatus, bytes]] = []
             created = newest = 0
-            bulk = len(items) > 1  # a batch is indexed at once; a single write waits
             for key, ref, content, digest in items:
                 cursor = conn.execute(INSERT_DOCUMENT, (scope_id, ref, digest, key, content))
                 if cursor.rowcount != 1:  # the key is taken: same content or a conflict
@@ -406,17 +403,13 @@ class SQLiteProvider(_Store):
                     results.append(("unchanged" if stored == digest else "conflict", stored))
                     continue
                 newest = int(cursor.lastrowid or 0)
-                if bulk:
-                    conn.execute(INSERT_TERMS, (newest, index_text(scope_id, terms(content))))
-                else:
-                    conn.execute("INSERT INTO pending (id) VALUES (?)", (newest,))
+                # Indexed in the same transaction: a search sees every acknowledged write
+                # and never has to write itself (see "Indexing").
+                conn.execute(INSERT_TERMS, (newest, index_text(scope_id, terms(content))))
                 results.append(("created", digest))
                 created += 1
             if created:
                 conn.execute(COUNT, (created, newest, scope_id))
-                (waiting,) = conn.execute("SELECT count(*) FROM pending").fetchone()
-                if waiting >= (1 if bulk else INDEX_BATCH):
-                    self._index_pending(conn)  # in this transaction: one commit, one fsync
             self._commit(conn)
         except BaseException:
             self._rollback(conn)
@@ -446,7 +439,9 @@ class SQLiteProvider(_Store):
         if not conn.execute("SELECT EXISTS (SELECT 1 FROM pending)").fetchone()[0]:
             return
         conn.execute(f"PRAGMA busy_timeout = {CATCH_UP_WAIT_MS}")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        durable = self._synchronous != "normal"
+        if durable:
+            conn.execute("PRAGMA synchronous = NORMAL")
         try:
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -466,7 +461,8 @@ class SQLiteProvider(_Store):
                 raise
         finally:
             try:
-                conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
+                if durable:
+                    conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
                 conn.execute(f"PRAGMA busy_timeout = {self._busy_set}")
             except sqlite3.Error:
                 self._discard()  # never keep a connection that might not fsync its writes

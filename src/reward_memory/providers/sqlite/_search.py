@@ -32,6 +32,36 @@ def search(
     conn: sqlite3.Connection, scope_id: int, terms: list[str], limit: int
 ) -> tuple[SearchHit, ...]:
     """At most ``limit`` hits of ``terms`` in the scope, ranked first, then filled."""
+    ranked, common = _split(conn, scope_id, terms)
+    hits: list[SearchHit] = []
+    seen: set[int] = set()
+    if ranked:
+        match = " OR ".join(fts_string(scope_id, term) for term in ranked)
+        for doc_id, ref, content, rank in conn.execute(RANKED, (match, scope_id, limit)).fetchall():
+            seen.add(doc_id)
+            hits.append(_hit(ref, content, ranked, -float(rank)))
+    # 3. Fill up from the scope's newest documents: those holding the most common
+    #    terms first, newest first among equals. Only FILL_WINDOW row ids are looked
+    #    at, one term at a time (FTS5 seeks a single term to a row id cheaply, while
+    #    its AND first walks the doclists from their start), so the cost is bounded.
+    if common and len(hits) < limit:
+        hits.extend(_fill(conn, scope_id, common, limit - len(hits), seen))
+    return tuple(hits)
+
+
+def _split(
+    conn: sqlite3.Connection, scope_id: int, terms: list[str]
+) -> tuple[list[str], list[str]]:
+    """The terms to rank with BM25 (rarest first, within the budget) and the common rest."""
+    # A shortcut first: when all the terms together match at most RANK_BUDGET // n
+    # rows, each term matches at most that many, their sum fits the budget, and the
+    # per-term probes below would rank every term. One probe instead of n.
+    cap = RANK_BUDGET // len(terms)
+    if len(terms) > 1:
+        union = " OR ".join(fts_string(scope_id, term) for term in terms)
+        (count,) = conn.execute(PROBE, (union, cap + 1)).fetchone()
+        if count <= cap:
+            return (terms, []) if count else ([], [])
     # 1. Probe each term's document frequency in the scope, bounded by the budget.
     frequencies: list[tuple[int, str]] = []
     for term in terms:
@@ -48,21 +78,7 @@ def search(
         ranked.append(term)
         spent += count
     common_set = {term for _, term in frequencies[len(ranked) :]}
-    common = [term for term in terms if term in common_set]  # in query order
-    hits: list[SearchHit] = []
-    seen: set[int] = set()
-    if ranked:
-        match = " OR ".join(fts_string(scope_id, term) for term in ranked)
-        for doc_id, ref, content, rank in conn.execute(RANKED, (match, scope_id, limit)).fetchall():
-            seen.add(doc_id)
-            hits.append(_hit(ref, content, ranked, -float(rank)))
-    # 3. Fill up from the scope's newest documents: those holding the most common
-    #    terms first, newest first among equals. Only FILL_WINDOW row ids are looked
-    #    at, one term at a time (FTS5 seeks a single term to a row id cheaply, while
-    #    its AND first walks the doclists from their start), so the cost is bounded.
-    if common and len(hits) < limit:
-        hits.extend(_fill(conn, scope_id, common, limit - len(hits), seen))
-    return tuple(hits)
+    return ranked, [term for term in terms if term in common_set]  # common: in query order
 
 
 def _fill(

@@ -17,7 +17,12 @@ SUMMARY_CHARS: Final = 200
 _SUMMARY_LEAD: Final = 60  # characters of context shown before the matched term
 _SUMMARY_SCAN: Final = 65536  # a match further into a huge document is not looked for
 
-_ASCII_WORD: Final = re.compile(r"[a-z0-9]+")
+# ASCII text: letters folded to lower case, every other byte a separator. A bytes
+# translation and a split find exactly the runs of [a-z0-9] of the lowered text,
+# four times faster than the regular expression ``[a-z0-9]+`` (the same terms).
+_ASCII_FOLD: Final = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
+)
 # Runs of ASCII letters/digits and non-ASCII characters, except emoji/pictographs and tags.
 _RUN_PATTERN: Final = r"[A-Za-z0-9\x80-\U0001efff\U0001fb00-\U000dffff\U000e0080-\U0010ffff]+"
 # Han, kana, Hangul: written without spaces, indexed as overlapping character bigrams.
@@ -102,7 +107,7 @@ def _build_fold_table() -> dict[int, str | None]:
 def terms(text: str) -> list[str]:
     """The index terms of ``text``, in order (see the module docs; deterministic)."""
     if text.isascii():
-        words: list[str] = _ASCII_WORD.findall(text.lower())
+        words = text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split()
         if words and max(map(len, words)) > _MAX_TERM_CHARS:
             return [word[:_MAX_TERM_CHARS] for word in words]
         return words
