@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import MAX_CONTENT_BYTES, ProviderScope
@@ -807,6 +809,45 @@ def test_a_read_only_store_still_searches_what_is_indexed(
 )
 def test_terms_are_pinned(text: str, expected: list[str]) -> None:
     assert _terms.terms(text) == expected
+
+
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_ascii_terms_equal_the_reference_derivation(text: str) -> None:
+    """A contentless delete re-derives the terms a write indexed, possibly by an older
+    version: the fast ASCII path must give exactly ``[a-z0-9]+`` of the lowered text."""
+    expected = [word[:64] for word in _ASCII_WORD.findall(text.lower())]
+    assert _terms.terms(text) == expected
+
+
+_WORDS = st.sampled_from(["retry", "budget", "cache", "lint", "patch", "flaky", "rare", "x1"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    documents=st.lists(st.lists(_WORDS, min_size=1, max_size=6), min_size=1, max_size=25),
+    query=st.lists(_WORDS, min_size=1, max_size=4),
+    budget=st.integers(min_value=1, max_value=30),
+)
+def test_the_union_probe_ranks_like_the_per_term_probes(
+    tmp_path_factory: pytest.TempPathFactory,
+    documents: list[list[str]],
+    query: list[str],
+    budget: int,
+) -> None:
+    """One probe for all the terms is only a shortcut: the same hits, order and scores."""
+    path = tmp_path_factory.mktemp("union") / "memory.db"
+    items = [(f"doc-{i}", " ".join(words)) for i, words in enumerate(documents)]
+    with SQLiteProvider(path=path) as provider, pytest.MonkeyPatch.context() as patch:
+        provider.write_many(scope=SCOPE, items=items)
+        patch.setattr(_search, "RANK_BUDGET", budget)
+        fast = provider.search(scope=SCOPE, query=" ".join(query), limit=10).hits
+        patch.setattr(_search, "_rare_together", lambda *_: None)
+        slow = provider.search(scope=SCOPE, query=" ".join(query), limit=10).hits
+    assert [(hit.ref, hit.score) for hit in fast] == [(hit.ref, hit.score) for hit in slow]
 
 
 # -- several processes, and kill -9 ----------------------------------------------------

@@ -53,15 +53,9 @@ def _split(
     conn: sqlite3.Connection, scope_id: int, terms: list[str]
 ) -> tuple[list[str], list[str]]:
     """The terms to rank with BM25 (rarest first, within the budget) and the common rest."""
-    # A shortcut first: when all the terms together match at most RANK_BUDGET // n
-    # rows, each term matches at most that many, their sum fits the budget, and the
-    # per-term probes below would rank every term. One probe instead of n.
-    cap = RANK_BUDGET // len(terms)
-    if len(terms) > 1:
-        union = " OR ".join(fts_string(scope_id, term) for term in terms)
-        (count,) = conn.execute(PROBE, (union, cap + 1)).fetchone()
-        if count <= cap:
-            return (terms, []) if count else ([], [])
+    together = _rare_together(conn, scope_id, terms)
+    if together is not None:
+        return (terms, []) if together else ([], [])
     # 1. Probe each term's document frequency in the scope, bounded by the budget.
     frequencies: list[tuple[int, str]] = []
     for term in terms:
@@ -79,6 +73,22 @@ def _split(
         spent += count
     common_set = {term for _, term in frequencies[len(ranked) :]}
     return ranked, [term for term in terms if term in common_set]  # common: in query order
+
+
+def _rare_together(conn: sqlite3.Connection, scope_id: int, terms: list[str]) -> int | None:
+    """How many rows the terms match together, when that many are few enough to rank all.
+
+    When all the terms together match at most ``RANK_BUDGET // n`` rows, each term
+    matches at most that many, their sum fits the budget, and the per-term probes
+    would rank every term: one probe instead of n (the ingest's verification query
+    is two rare digests). ``None`` when there are more, or only one term.
+    """
+    if len(terms) < 2:
+        return None
+    cap = RANK_BUDGET // len(terms)
+    union = " OR ".join(fts_string(scope_id, term) for term in terms)
+    (count,) = conn.execute(PROBE, (union, cap + 1)).fetchone()
+    return int(count) if count <= cap else None
 
 
 def _fill(
