@@ -1008,3 +1008,38 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             else:
                 assert read.content == body, f"seed {seed}: {key} was lost or changed"
         assert provider.inventory(scope=scope).record_count == stored
+
+
+_TOKEN_TAIL = st.text(alphabet="abz09._:/#-", min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    part=st.sampled_from(["namespace", "scope_ref", "actor_peer_id"]),
+    head=st.from_regex(r"[a-z0-9][a-z0-9._:/#-]{0,8}", fullmatch=True),
+    tail=_TOKEN_TAIL,
+    query_noise=st.sampled_from(["", "*", "%", "_", "?", '"', "NEAR", "-", "terms:"]),
+)
+def test_no_scope_sees_a_sibling_that_extends_its_name(
+    tmp_path_factory: pytest.TempPathFactory,
+    part: str,
+    head: str,
+    tail: str,
+    query_noise: str,
+) -> None:
+    """Issue 9 item 7: ``…/a`` never sees ``…/ab`` (any part, any token characters,
+    wildcard or FTS5 syntax around the query), and the longer name never sees the shorter."""
+    base = {"namespace": "rm-prop", "scope_ref": "main", "actor_peer_id": None}
+    short = ProviderScope(**{**base, part: head})  # type: ignore[arg-type]
+    long = ProviderScope(**{**base, part: head + tail})  # type: ignore[arg-type]
+    path = tmp_path_factory.mktemp("siblings") / "memory.db"
+    with SQLiteProvider(path=path) as provider:
+        in_short = provider.write(scope=short, key="doc", content="shortword shared").ref
+        in_long = provider.write(scope=long, key="doc", content="longword shared").ref
+        for home, own, other in ((short, in_short, in_long), (long, in_long, in_short)):
+            assert provider.read(scope=home, ref=other).found is False
+            for word in ("shortword", "longword", "shared"):
+                query = f"{query_noise}{word}{query_noise}"
+                hits = provider.search(scope=home, query=query, limit=10).hits
+                assert {hit.ref for hit in hits} <= {own}
+            assert provider.inventory(scope=home).record_count == 1
