@@ -89,7 +89,7 @@ Indexing (in the write's transaction, read-your-writes)
     write lock. (FTS5 flushes a new index segment at every commit: for a compact
     1.7 KB record that is about 80 us of the write, the largest part of it.)
     ``pending`` lists documents written but not indexed: stores written by
-    reward-memory 0.1, which indexed single writes in batches, may hold some;
+    earlier versions, which indexed single writes in batches, may hold some;
     a search first indexes them if the write lock is free within
     :data:`CATCH_UP_WAIT_MS` (in a transaction without fsync: the index is
     derived data, and a lost batch is redone from ``pending``), and otherwise
