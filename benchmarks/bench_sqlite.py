@@ -4,18 +4,26 @@ Run with the project's interpreter::
 
     .venv/bin/python benchmarks/bench_sqlite.py            # 10k, 100k and 1M documents
     .venv/bin/python benchmarks/bench_sqlite.py --quick    # 10k only (CI-friendly)
+    .venv/bin/python benchmarks/bench_sqlite.py --ingest   # the ingest operations only
 
 It prints a table and writes the numbers as JSON to
 ``benchmarks/results/bench_sqlite-<UTC time>.json`` (``--json -`` prints them instead).
 Every latency is a median unless it says p95.
 
 What is measured
-    * write+readback: one ``write`` of a new document (``synchronous=FULL``: the WAL
-      is fsynced before it returns) followed by the ``read`` that checks it, per call,
-      on a fresh store and on the store holding the largest corpus. Every 64th write
-      also indexes the 64 pending documents (write-behind indexing), which shows in
-      the mean and p95, not the median. A ``synchronous=normal`` store is measured
-      too, for reference (no fsync per write: the cost of the fsync is the difference).
+    * the provider side of an executed ingest (``--ingest`` runs only this): the
+      operations ``ingest()`` makes, recorded from the real loop (adapter, candidate,
+      activation) on the memory provider and replayed on SQLite: ``write`` of a
+      fresh active record (~1.7 KB of JSON, unique per call), the exact ``read``,
+      the verification ``search`` (the candidate and activation digests, limit 8)
+      and the ``read`` of its hit. Cold: every call a new record, read for the first
+      time. Warm: the same record again (``unchanged`` write, same reads and
+      search). Medians of wall time and of ``time.thread_time`` (CPU), the default
+      ``synchronous=normal`` store interleaved call by call with a
+      ``synchronous=full`` one (A/B on the same machine at the same moment).
+    * write+readback: one ``write`` of a new document followed by the ``read`` that
+      checks it, per call, on a fresh store and on the store holding the largest
+      corpus; a ``synchronous=full`` store for reference (one fsync per write).
     * search p50/p95 with ``limit=10`` at each corpus size, all documents in the one
       scope searched (the worst case: nothing is filtered away by the scope), first as
       built by ordinary writes (FTS5 segments as automerge left them), then after
@@ -185,6 +193,93 @@ def write_readback(
     }
 
 
+def ingest_operations(count: int) -> list[tuple[ProviderScope, str, str, str]]:
+    """(scope, key, content, verification query) of ``count`` real executed ingests.
+
+    Recorded from ``ingest()`` on the memory provider (bench_ingest's fresh Issue
+    Fix events, each with a unique summary), so the records and queries are
+    exactly what the loop writes and asks, byte for byte.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_ingest  # the ingest fixtures (corpus, policy, authority)
+
+    from reward_memory.testing import InMemoryProvider
+
+    recorder = InMemoryProvider()
+    bench_ingest.run(recorder, "memory", bench_ingest.events(count, "sqlite-bench"))
+    writes = [call for call in recorder.calls if call.op == "write"]
+    searches = [call for call in recorder.calls if call.op == "search"]
+    assert len(writes) == len(searches) == count  # one verification search per ingest
+    (scope,) = {call.scope for call in writes}
+    assert scope is not None
+    contents = list(recorder.documents(scope).values())  # in write order
+    return [
+        (scope, str(write.target), content, str(search.target))
+        for write, content, search in zip(writes, contents, searches, strict=True)
+    ]
+
+
+_INGEST_STEPS = ("write", "read", "search", "read_hit", "total", "total_cpu")
+
+
+def _ingest_once(
+    provider: SQLiteProvider, scope: ProviderScope, key: str, content: str, query: str
+) -> tuple[float, ...]:
+    cpu = time.thread_time()
+    t0 = time.perf_counter()
+    written = provider.write(scope=scope, key=key, content=content)
+    t1 = time.perf_counter()
+    read = provider.read(scope=scope, ref=written.ref)
+    t2 = time.perf_counter()
+    hits = provider.search(scope=scope, query=query, limit=8).hits
+    t3 = time.perf_counter()
+    again = provider.read(scope=scope, ref=hits[0].ref)
+    t4 = time.perf_counter()
+    cpu = time.thread_time() - cpu
+    assert read.content == content
+    assert hits[0].ref == written.ref
+    assert again.content == content
+    return (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0, cpu)
+
+
+def ingest_latency(workdir: Path, count: int) -> dict[str, Any]:
+    """Median per step of the ingest's provider operations, cold and warm, normal vs full.
+
+    Each store runs its calls in blocks of 100, the blocks of the two stores
+    alternating (A/B in the same minutes of a shared machine); not call by call,
+    because a ``full`` store's fsync makes the kernel flush the other store's
+    writes too and would charge them to the ``normal`` one.
+    """
+    operations = ingest_operations(count + WARMUP)
+    stores = {
+        "normal": SQLiteProvider(path=workdir / "ingest-normal.db"),
+        "full": SQLiteProvider(path=workdir / "ingest-full.db", synchronous="full"),
+    }
+    samples: dict[str, list[tuple[float, ...]]] = {f"{name}_cold": [] for name in stores}
+    samples.update({f"{name}_warm": [] for name in stores})
+    for low in range(0, len(operations), 100):
+        for name, provider in stores.items():
+            for index in range(low, min(low + 100, len(operations))):
+                scope, key, content, query = operations[index]
+                cold = _ingest_once(provider, scope, key, content, query)
+                warm = _ingest_once(provider, scope, key, content, query)
+                if index >= WARMUP:
+                    samples[f"{name}_cold"].append(cold)
+                    samples[f"{name}_warm"].append(warm)
+    for provider in stores.values():
+        provider.close()
+    out: dict[str, Any] = {"calls": count, "content_bytes": len(operations[0][2].encode())}
+    for label, rows in samples.items():
+        columns = list(zip(*rows, strict=True))
+        medians: dict[str, float] = {
+            step: _us(statistics.median(column))
+            for step, column in zip(_INGEST_STEPS, columns, strict=True)
+        }
+        medians["total_mean"] = _us(statistics.fmean(columns[4]))
+        out[label] = medians
+    return out
+
+
 def search_latency(
     provider: SQLiteProvider, scope: ProviderScope, queries: list[str]
 ) -> dict[str, Any]:
@@ -266,29 +361,33 @@ def import_times(runs: int = 15) -> dict[str, float]:
     return out
 
 
-def run(sizes: tuple[int, ...], workdir: Path, scoped: bool) -> dict[str, Any]:
+def _environment() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "system": platform.system(),
+    }
+
+
+def run(sizes: tuple[int, ...], workdir: Path, scoped: bool, calls: int) -> dict[str, Any]:
     results: dict[str, Any] = {
-        "environment": {
-            "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version,
-            "machine": platform.machine(),
-            "cpus": os.cpu_count(),
-            "system": platform.system(),
-        },
-        "settings": {"synchronous": "full", "search_limit": 10, "queries": QUERIES - WARMUP},
+        "environment": _environment(),
+        "settings": {"synchronous": "normal", "search_limit": 10, "queries": QUERIES - WARMUP},
     }
     corpus = Corpus()
     print("measuring import time ...", flush=True)
     results["import"] = import_times()
 
+    print("the provider operations of an ingest ...", flush=True)
+    results["ingest"] = ingest_latency(workdir, calls)
     print("write+readback on a fresh store ...", flush=True)
     with SQLiteProvider(path=workdir / "fresh.db") as fresh:
         results["write_readback_fresh"] = write_readback(fresh, corpus, WRITES, "fresh")
-    # For reference only: without the per-commit fsync (survives kill -9, not power loss).
-    with SQLiteProvider(path=workdir / "normal.db", synchronous="normal") as normal:
-        results["write_readback_fresh_sync_normal"] = write_readback(
-            normal, corpus, WRITES, "normal"
-        )
+    # For reference: with one fsync per commit (survives power loss too).
+    with SQLiteProvider(path=workdir / "full.db", synchronous="full") as full:
+        results["write_readback_fresh_sync_full"] = write_readback(full, corpus, WRITES, "full")
 
     path = workdir / "corpus.db"
     provider = SQLiteProvider(path=path)
@@ -341,8 +440,24 @@ def run(sizes: tuple[int, ...], workdir: Path, scoped: bool) -> dict[str, Any]:
     return results
 
 
+def ingest_table(ingest: dict[str, Any]) -> list[str]:
+    lines = [
+        f"provider side of an executed ingest ({ingest['calls']} calls, "
+        f"{ingest['content_bytes']} B records), medians in us:",
+        f"{'store':>12} | " + " ".join(f"{step:>9}" for step in _INGEST_STEPS) + " | total mean",
+    ]
+    for label in ("normal_cold", "normal_warm", "full_cold", "full_warm"):
+        row = ingest[label]
+        cells = " ".join(f"{row[step]:>9}" for step in _INGEST_STEPS)
+        lines.append(f"{label:>12} | {cells} | {row['total_mean']:>10}")
+    return lines
+
+
 def table(results: dict[str, Any]) -> str:
-    lines = []
+    lines = ingest_table(results["ingest"])
+    if "import" not in results:
+        return "\n".join(lines)
+    lines.append("")
     imp = results["import"]
     lines.append(
         f"import reward_memory: {imp['import_reward_memory_ms']} ms wall "
@@ -352,7 +467,7 @@ def table(results: dict[str, Any]) -> str:
     for label in (
         "write_readback_fresh",
         "write_readback_large",
-        "write_readback_fresh_sync_normal",
+        "write_readback_fresh_sync_full",
     ):
         wr = results.get(label)
         if wr:
@@ -388,12 +503,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="where to write the JSON ('-': stdout)")
     parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
     parser.add_argument("--no-scoped", action="store_true", help="skip the 100-scope store")
+    parser.add_argument(
+        "--ingest", action="store_true", help="only the provider operations of an ingest"
+    )
+    parser.add_argument("--calls", type=int, default=WRITES, help="ingests to time (default 2000)")
     args = parser.parse_args(argv)
     sizes = SIZES_QUICK if args.quick else SIZES_FULL
     with tempfile.TemporaryDirectory(prefix="rm-bench-") as temp:
         workdir = args.workdir or Path(temp)
         workdir.mkdir(parents=True, exist_ok=True)
-        results = run(sizes, workdir, scoped=not args.no_scoped)
+        if args.ingest:
+            results: dict[str, Any] = {
+                "environment": _environment(),
+                "ingest": ingest_latency(workdir, args.calls),
+            }
+        else:
+            results = run(sizes, workdir, scoped=not args.no_scoped, calls=args.calls)
     results["command"] = " ".join([Path(sys.executable).name, *sys.argv])
     results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     print()

@@ -103,7 +103,7 @@ def test_override_with_xfail_without_reason_is_caught() -> None:
 # -- the kit catches broken providers (mutants run in a nested pytest session) ----------
 
 _MUTANTS = '''
-from reward_memory.providers.spi import ProviderScope, SearchResult
+from reward_memory.providers.spi import ProviderScope, SearchHit, SearchResult
 from reward_memory.testing import InMemoryProvider
 from reward_memory.testing.conformance import ProviderConformance
 
@@ -145,6 +145,65 @@ class Limitless(InMemoryProvider):
         return super().search(limit=100, **kw)
 
 
+class PrefixScoped(InMemoryProvider):
+    """Finds a scope's documents by prefix (``LIKE 'ref%'``): a sibling that extends it leaks."""
+
+    def search(self, *, scope, query, limit, timeout=None):
+        hits = []
+        for other in self.scopes():
+            same_head = (other.namespace, other.actor_peer_id) == (
+                scope.namespace,
+                scope.actor_peer_id,
+            )
+            if same_head and other.scope_ref.startswith(scope.scope_ref):
+                hits.extend(super().search(scope=other, query=query, limit=limit).hits)
+        return SearchResult(hits=tuple(hits[:limit]))
+
+
+class Ghostly(InMemoryProvider):
+    """Forgets to drop a deleted document from its search results."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._ghosts = {}
+
+    def delete(self, *, scope, ref, timeout=None):
+        hits = super().search(scope=scope, query=self.documents(scope).get(ref, ""), limit=1)
+        self._ghosts.setdefault(scope, []).extend(hits.hits[:1])
+        return super().delete(scope=scope, ref=ref, timeout=timeout)
+
+    def search(self, *, scope, query, limit, timeout=None):
+        found = super().search(scope=scope, query=query, limit=limit, timeout=timeout).hits
+        words = set(query.lower().split())
+        ghosts = [g for g in self._ghosts.get(scope, []) if words & set(g.summary.lower().split())]
+        return SearchResult(hits=tuple((*found, *ghosts)[:limit]))
+
+
+class Globbing(InMemoryProvider):
+    """Treats a query of wildcards as "everything"."""
+
+    def search(self, *, scope, query, limit, timeout=None):
+        if query.strip("%*?_.") == "":
+            docs = self.documents(scope)
+            return SearchResult(hits=tuple(SearchHit(ref=r, summary="x") for r in docs)[:limit])
+        return super().search(scope=scope, query=query, limit=limit, timeout=timeout)
+
+
+class TestPrefixScoped(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return PrefixScoped()
+
+
+class TestGhostly(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return Ghostly()
+
+
+class TestGlobbing(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return Globbing()
+
+
 class TestPeerBlind(ProviderConformance):
     def make_provider(self, tmp_path):
         return PeerBlind()
@@ -179,3 +238,26 @@ def test_the_kit_fails_broken_providers(pytester: pytest.Pytester) -> None:
     assert "TestTrimming::test_exact_readback[unicode]" not in failed
     assert "TestLimitless::test_search_limit[1-1]" in failed
     assert "TestLimitless::test_search_limit[10-4]" not in failed
+
+
+def test_the_governance_kit_fails_leaky_providers(pytester: pytest.Pytester) -> None:
+    """Issue 9 item 7: nothing searchable after delete; no sibling scope; no wildcard match."""
+    pytester.makepyfile(test_mutants=_MUTANTS)
+    result = pytester.runpytest(
+        "-q", "-p", "no:cacheprovider", "-k", "(PrefixScoped or Ghostly or Globbing) and governance"
+    )
+    failed = {
+        line.split("::", 2)[1] + "::" + line.split("::", 2)[2].split(" ")[0]
+        for line in result.outlines
+        if line.startswith("FAILED ")
+    }
+    prefix = "TestPrefixScoped::test_governance_a_scope_never_sees_a_sibling_that_extends_it"
+    assert f"{prefix}[scope_ref_a_vs_ab]" in failed
+    assert f"{prefix}[scope_ref_child]" in failed
+    assert f"{prefix}[scope_ref_ab_vs_a]" not in failed  # "ab" is not a prefix of "a"
+    assert (
+        "TestGhostly::test_governance_deleted_content_is_neither_readable_nor_searchable" in failed
+    )
+    assert "TestGlobbing::test_governance_a_wildcard_query_matches_nothing[%]" in failed
+    assert "TestGlobbing::test_governance_a_wildcard_query_matches_nothing[*]" in failed
+    assert not any(name.startswith("TestGlobbing::test_governance_deleted") for name in failed)

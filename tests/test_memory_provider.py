@@ -376,3 +376,22 @@ def test_rm_sqlite_provider_fixture(request: pytest.FixtureRequest) -> None:
     scope = request.getfixturevalue("rm_provider_scope")
     ref = provider.write(scope=scope, key="doc-1", content="exact \r\n").ref
     assert provider.read(scope=scope, ref=ref).content == "exact \r\n"
+
+
+def test_a_delete_leaves_nothing_of_the_document_behind(provider: InMemoryProvider) -> None:
+    """Issue 9 item 5 ("purge means gone"), on the memory provider: no operation, snapshot
+    or internal index keeps a byte of a deleted document."""
+    canary = "qzcanarymemory"
+    doomed = provider.write(scope=SCOPE, key="doc-1", content=f"summary {canary} shared words")
+    kept = provider.write(scope=SCOPE, key="doc-2", content="kept shared words")
+    assert provider.search(scope=SCOPE, query=canary, limit=5).hits  # built its cached hit
+    assert provider.delete(scope=SCOPE, ref=doomed.ref).deleted is True
+    assert provider.read(scope=SCOPE, ref=doomed.ref).found is False
+    assert provider.search(scope=SCOPE, query=canary, limit=5).hits == ()
+    hits = provider.search(scope=SCOPE, query="shared words", limit=5).hits
+    assert [hit.ref for hit in hits] == [kept.ref]
+    assert all(canary not in hit.summary for hit in hits)
+    assert all(canary not in content for content in provider.documents(SCOPE).values())
+    space = provider._spaces[SCOPE]
+    assert canary not in space.postings  # the inverted index forgot its terms
+    assert all(canary not in document.content for document in space.by_sequence.values())

@@ -9,6 +9,7 @@ depends on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -23,14 +24,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
-from reward_memory.providers import sqlite as sqlite_module
 from reward_memory.providers.spi import MAX_CONTENT_BYTES, ProviderScope
 from reward_memory.providers.sqlite import (
     ENV_PATH,
     SCHEMA_VERSION,
     SQLiteProvider,
+    _provider,
+    _schema,
+    _search,
     _terms,
     default_path,
 )
@@ -246,14 +251,15 @@ def test_file_format(provider: SQLiteProvider, tmp_path: Path) -> None:
     provider.write(scope=SCOPE, key="doc-1", content="hello")
     with _raw(tmp_path / "memory.db") as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        assert raw.execute("PRAGMA application_id").fetchone()[0] == sqlite_module.APPLICATION_ID
+        assert raw.execute("PRAGMA application_id").fetchone()[0] == _schema.APPLICATION_ID
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         meta = dict(raw.execute("SELECT name, value FROM meta").fetchall())
-        assert meta["tokenizer"] == sqlite_module.TOKENIZER
+        assert meta["tokenizer"] == _terms.TOKENIZER
         row = raw.execute("SELECT key, content, length(ref), hex(sha256) FROM documents").fetchone()
         assert row[:3] == ("doc-1", "hello", 16)
     assert provider._conn is not None
-    assert provider._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    # NORMAL by default: in WAL mode a commit survives a crash of the writing process.
+    assert provider._conn.execute("PRAGMA synchronous").fetchone()[0] == 1
 
 
 def test_refs_are_opaque_stable_and_path_free(tmp_path: Path) -> None:
@@ -403,6 +409,7 @@ def test_a_held_write_lock_times_out_writes_but_not_reads(tmp_path: Path) -> Non
     path = tmp_path / "memory.db"
     with SQLiteProvider(path=path) as provider:
         ref = provider.write(scope=SCOPE, key="doc-1", content="readable").ref
+        legacy = _legacy_pending_write(path, "doc-0", "readable legacy")
         holder = _raw(path)
         holder.execute("BEGIN IMMEDIATE")
         try:
@@ -412,17 +419,19 @@ def test_a_held_write_lock_times_out_writes_but_not_reads(tmp_path: Path) -> Non
             assert caught.value.reason_code == "provider_timeout"
             assert time.monotonic() - started < 2.0
             # WAL: readers are never blocked by a writer, and neither is a search: it
-            # answers from the index as it stands (doc-1 is still pending) ...
+            # sees every acknowledged write (indexed with it), and answers from the
+            # index as it stands for a not yet indexed (legacy) document ...
             assert provider.read(scope=SCOPE, ref=ref, timeout=0.2).content == "readable"
             started = time.monotonic()
-            assert provider.search(scope=SCOPE, query="readable", limit=1, timeout=0.2).hits == ()
+            hits = provider.search(scope=SCOPE, query="readable", limit=5, timeout=0.2).hits
+            assert [hit.ref for hit in hits] == [ref]
             assert time.monotonic() - started < 0.2
         finally:
             holder.execute("ROLLBACK")
             holder.close()
-        # ... and indexes it as soon as the lock is free.
-        hits = provider.search(scope=SCOPE, query="readable", limit=1).hits
-        assert [hit.ref for hit in hits] == [ref]
+        # ... and indexes that one as soon as the lock is free.
+        hits = provider.search(scope=SCOPE, query="readable", limit=5).hits
+        assert {hit.ref for hit in hits} == {ref, legacy}
         assert provider.write(scope=SCOPE, key="doc-2", content="now").status == "created"
 
 
@@ -603,7 +612,7 @@ def test_content_cannot_forge_another_scopes_terms(provider: SQLiteProvider) -> 
 def test_rare_terms_rank_and_common_terms_fill_by_recency(
     provider: SQLiteProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "RANK_BUDGET", 3)
+    monkeypatch.setattr(_search, "RANK_BUDGET", 3)
     common = [
         provider.write(scope=SCOPE, key=f"doc-{i}", content=f"common note {i}").ref
         for i in range(10)
@@ -639,7 +648,7 @@ def test_summaries_are_short_windows(provider: SQLiteProvider) -> None:
     short = "needle in a short note"
     assert short in hits
     (window,) = hits - {short}
-    assert len(window) <= sqlite_module.SUMMARY_CHARS
+    assert len(window) <= _terms.SUMMARY_CHARS
     assert window.startswith("…")
     assert window.endswith("…")
     assert "needle" in window
@@ -656,7 +665,6 @@ def test_deletes_remove_every_index_term(provider: SQLiteProvider, tmp_path: Pat
     refs = [
         provider.write(scope=SCOPE, key=f"doc-{i}", content=s).ref for i, s in enumerate(samples)
     ]
-    provider.search(scope=SCOPE, query="index what is pending", limit=1)
     path = tmp_path / "memory.db"
     assert _pending(path) == 0
     assert _indexed_terms(path) > 0
@@ -672,10 +680,10 @@ def test_a_long_query_keeps_its_longest_terms(provider: SQLiteProvider) -> None:
     filler = " ".join(["a", "to", "of", "in", "is", "it", "on", "at", "by", "or"] * 3)
     query = f"{filler} {' '.join(f'w{i}' for i in range(12))} idempotency"
     assert [hit.ref for hit in provider.search(scope=SCOPE, query=query, limit=3).hits] == [wanted]
-    assert sqlite_module._query_terms("b a c a b") == ["b", "a", "c"]
+    assert _terms.query_terms("b a c a b") == ["b", "a", "c"]
 
 
-# -- write-behind indexing ---------------------------------------------------------------
+# -- indexing ---------------------------------------------------------------------------
 
 
 def _pending(path: Path) -> int:
@@ -689,23 +697,49 @@ def _indexed_terms(path: Path) -> int:
         return int(raw.execute("SELECT count(*) FROM temp.vocab").fetchone()[0])
 
 
-def test_single_writes_are_indexed_in_batches(provider: SQLiteProvider, tmp_path: Path) -> None:
+def _legacy_pending_write(path: Path, key: str, content: str) -> str:
+    """Write a document the way reward-memory 0.1 wrote single documents: not yet
+    indexed, its id in ``pending`` (such stores exist; a search must still find it)."""
+    with _raw(path) as raw:
+        (scope_id,) = raw.execute(
+            "SELECT scope_id FROM scopes WHERE namespace = ? AND scope_ref = ? AND peer = ''",
+            (SCOPE.namespace, SCOPE.scope_ref),
+        ).fetchone()
+        ref = _provider._ref_digest((SCOPE.namespace, SCOPE.scope_ref, ""), key)
+        digest = hashlib.sha256(content.encode()).digest()
+        with raw:
+            cursor = raw.execute(
+                "INSERT INTO documents (scope_id, ref, sha256, key, content) VALUES (?,?,?,?,?)",
+                (scope_id, ref, digest, key, content),
+            )
+            raw.execute("INSERT INTO pending (id) VALUES (?)", (cursor.lastrowid,))
+            raw.execute(
+                "UPDATE scopes SET record_count = record_count + 1, last_id = ? WHERE scope_id = ?",
+                (cursor.lastrowid, scope_id),
+            )
+    return "sqlite:" + ref.hex()
+
+
+def test_single_writes_are_indexed_at_once(provider: SQLiteProvider, tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    batch = sqlite_module.INDEX_BATCH
-    for i in range(batch - 1):
-        provider.write(scope=SCOPE, key=f"doc-{i}", content=f"batched note {i}")
-    assert _pending(path) == batch - 1
-    assert _indexed_terms(path) == 0
-    provider.write(scope=SCOPE, key="doc-last", content="batched note last")
-    assert _pending(path) == 0  # the batch-th write indexed them all, in its transaction
-    assert _indexed_terms(path) > 0
-    assert len(provider.search(scope=SCOPE, query="batched", limit=100).hits) == batch
+    written = provider.write(scope=SCOPE, key="doc-1", content="fresh single note")
+    assert _pending(path) == 0
+    assert _indexed_terms(path) == 3
+    # Another connection sees it in the index at once: searching needs no write.
+    with SQLiteProvider(path=path) as other:
+        assert [hit.ref for hit in other.search(scope=SCOPE, query="fresh", limit=5).hits] == [
+            written.ref
+        ]
 
 
 def test_a_search_indexes_pending_writes_of_other_connections(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
-    with SQLiteProvider(path=path) as writer, SQLiteProvider(path=path) as reader:
-        ref = writer.write(scope=SCOPE, key="doc-1", content="fresh pending words").ref
+    with (
+        SQLiteProvider(path=path) as writer,
+        SQLiteProvider(path=path, synchronous="full") as reader,
+    ):
+        writer.write(scope=SCOPE, key="doc-0", content="an indexed note")
+        ref = _legacy_pending_write(path, "doc-1", "fresh pending words")
         assert _pending(path) == 1
         hits = reader.search(scope=SCOPE, query="pending", limit=5).hits
         assert [hit.ref for hit in hits] == [ref]
@@ -724,8 +758,7 @@ def test_deleting_a_pending_document_leaves_the_index_alone(
 ) -> None:
     path = tmp_path / "memory.db"
     kept = provider.write(scope=SCOPE, key="doc-kept", content="kept words").ref
-    provider.search(scope=SCOPE, query="kept", limit=1)  # indexes doc-kept
-    gone = provider.write(scope=SCOPE, key="doc-gone", content="gone words").ref
+    gone = _legacy_pending_write(path, "doc-gone", "gone words")
     assert provider.delete(scope=SCOPE, ref=gone).deleted is True
     assert _pending(path) == 0
     assert [hit.ref for hit in provider.search(scope=SCOPE, query="words", limit=5).hits] == [kept]
@@ -734,11 +767,11 @@ def test_deleting_a_pending_document_leaves_the_index_alone(
 
 
 def test_a_read_only_store_still_searches_what_is_indexed(
-    provider: SQLiteProvider, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    provider = SQLiteProvider(path=tmp_path / "memory.db", synchronous="full")
     indexed = provider.write(scope=SCOPE, key="doc-1", content="indexed words").ref
-    provider.search(scope=SCOPE, query="indexed", limit=1)
-    provider.write(scope=SCOPE, key="doc-2", content="pending words")
+    _legacy_pending_write(tmp_path / "memory.db", "doc-2", "pending words")
 
     def read_only(conn: sqlite3.Connection) -> None:  # fault injection: SQLITE_READONLY
         error = sqlite3.OperationalError("attempt to write a readonly database")
@@ -750,6 +783,7 @@ def test_a_read_only_store_still_searches_what_is_indexed(
     assert [hit.ref for hit in hits] == [indexed]
     assert provider._conn is not None
     assert provider._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+    provider.close()
 
 
 # -- the term derivation (the index depends on it never changing) -------------------------
@@ -774,7 +808,46 @@ def test_a_read_only_store_still_searches_what_is_indexed(
     ],
 )
 def test_terms_are_pinned(text: str, expected: list[str]) -> None:
-    assert _terms(text) == expected
+    assert _terms.terms(text) == expected
+
+
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_ascii_terms_equal_the_reference_derivation(text: str) -> None:
+    """A contentless delete re-derives the terms a write indexed, possibly by an older
+    version: the fast ASCII path must give exactly ``[a-z0-9]+`` of the lowered text."""
+    expected = [word[:64] for word in _ASCII_WORD.findall(text.lower())]
+    assert _terms.terms(text) == expected
+
+
+_WORDS = st.sampled_from(["retry", "budget", "cache", "lint", "patch", "flaky", "rare", "x1"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    documents=st.lists(st.lists(_WORDS, min_size=1, max_size=6), min_size=1, max_size=25),
+    query=st.lists(_WORDS, min_size=1, max_size=4),
+    budget=st.integers(min_value=1, max_value=30),
+)
+def test_the_union_probe_ranks_like_the_per_term_probes(
+    tmp_path_factory: pytest.TempPathFactory,
+    documents: list[list[str]],
+    query: list[str],
+    budget: int,
+) -> None:
+    """One probe for all the terms is only a shortcut: the same hits, order and scores."""
+    path = tmp_path_factory.mktemp("union") / "memory.db"
+    items = [(f"doc-{i}", " ".join(words)) for i, words in enumerate(documents)]
+    with SQLiteProvider(path=path) as provider, pytest.MonkeyPatch.context() as patch:
+        provider.write_many(scope=SCOPE, items=items)
+        patch.setattr(_search, "RANK_BUDGET", budget)
+        fast = provider.search(scope=SCOPE, query=" ".join(query), limit=10).hits
+        patch.setattr(_search, "_rare_together", lambda *_: None)
+        slow = provider.search(scope=SCOPE, query=" ".join(query), limit=10).hits
+    assert [(hit.ref, hit.score) for hit in fast] == [(hit.ref, hit.score) for hit in slow]
 
 
 # -- several processes, and kill -9 ----------------------------------------------------
@@ -935,3 +1008,38 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             else:
                 assert read.content == body, f"seed {seed}: {key} was lost or changed"
         assert provider.inventory(scope=scope).record_count == stored
+
+
+_TOKEN_TAIL = st.text(alphabet="abz09._:/#-", min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    part=st.sampled_from(["namespace", "scope_ref", "actor_peer_id"]),
+    head=st.from_regex(r"[a-z0-9][a-z0-9._:/#-]{0,8}", fullmatch=True),
+    tail=_TOKEN_TAIL,
+    query_noise=st.sampled_from(["", "*", "%", "_", "?", '"', "NEAR", "-", "terms:"]),
+)
+def test_no_scope_sees_a_sibling_that_extends_its_name(
+    tmp_path_factory: pytest.TempPathFactory,
+    part: str,
+    head: str,
+    tail: str,
+    query_noise: str,
+) -> None:
+    """Issue 9 item 7: ``…/a`` never sees ``…/ab`` (any part, any token characters,
+    wildcard or FTS5 syntax around the query), and the longer name never sees the shorter."""
+    base = {"namespace": "rm-prop", "scope_ref": "main", "actor_peer_id": None}
+    short = ProviderScope(**{**base, part: head})  # type: ignore[arg-type]
+    long = ProviderScope(**{**base, part: head + tail})  # type: ignore[arg-type]
+    path = tmp_path_factory.mktemp("siblings") / "memory.db"
+    with SQLiteProvider(path=path) as provider:
+        in_short = provider.write(scope=short, key="doc", content="shortword shared").ref
+        in_long = provider.write(scope=long, key="doc", content="longword shared").ref
+        for home, own, other in ((short, in_short, in_long), (long, in_long, in_short)):
+            assert provider.read(scope=home, ref=other).found is False
+            for word in ("shortword", "longword", "shared"):
+                query = f"{query_noise}{word}{query_noise}"
+                hits = provider.search(scope=home, query=query, limit=10).hits
+                assert {hit.ref for hit in hits} <= {own}
+            assert provider.inventory(scope=home).record_count == 1

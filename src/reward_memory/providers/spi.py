@@ -17,8 +17,12 @@ meaning the provider's own default):
                ``found=False`` (a ref from another scope is "not found").
 ``search``     At most ``limit`` ranked hits inside the scope, each a ref and
                a short summary. Never a hit from another scope.
-``delete``     Removes the document; deleting a missing one is not an error
-               (``deleted=False``).
+``delete``     Removes the document and every copy of its content the provider
+               keeps (index entries, summaries, caches, logs): once it returns,
+               no byte of it is readable or searchable, nor left in the store's
+               files. Deleting a missing one is not an error (``deleted=False``)
+               and finishes an erase an earlier call could not complete, so a
+               purge is safe to retry until it returns.
 ``inventory``  Availability, corpus presence, record count, index presence.
 =============  ==============================================================
 

@@ -15,8 +15,13 @@
 It covers what :mod:`reward_memory.providers.spi` promises: exact readback,
 idempotent writes, scope isolation (namespace, scope_ref and actor peer),
 search limits and scope, delete semantics, inventory, timeouts and
-unavailability, and argument validation. Every test uses a fresh, unique scope,
-so a provider backed by a shared server can run the suite too.
+unavailability, and argument validation; and the governance part
+(:mod:`reward_memory.testing._conformance_governance`, tests named
+``test_governance_*``): nothing readable or searchable after a delete, exact
+scopes (no sibling that only extends a name, nothing matched through wildcard
+characters in a scope ref, a ref or a query), and query text that is never
+syntax. Every test uses a fresh, unique scope, so a provider backed by a shared
+server can run the suite too.
 
 Do not override a standard test to make it pass. If your provider cannot meet
 one yet, override it with ``@pytest.mark.xfail(reason="...")`` so the gap is
@@ -49,6 +54,7 @@ from reward_memory.providers.spi import (
     WriteResult,
 )
 from reward_memory.records.providers import PROVIDER_ID
+from reward_memory.testing._conformance_governance import GovernanceConformance
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -120,7 +126,7 @@ def _word(prefix: str) -> str:
     return f"{prefix}{letters}"
 
 
-class ProviderConformance:
+class ProviderConformance(GovernanceConformance):
     """The standard tests every provider must pass. Subclass it as ``Test<YourProvider>``.
 
     Implement :meth:`make_provider`; optionally :meth:`make_unavailable_provider`
@@ -202,9 +208,10 @@ class ProviderConformance:
     def test_no_overrides_DO_NOT_OVERRIDE(self) -> None:
         """A standard test may only be overridden to mark it ``xfail`` with a reason."""
         offenders = []
-        for name, standard in vars(ProviderConformance).items():
+        for name in dir(ProviderConformance):  # the governance tests it inherits included
             if not name.startswith("test_") or name == "test_no_overrides_DO_NOT_OVERRIDE":
                 continue
+            standard = getattr(ProviderConformance, name)
             current = getattr(type(self), name)
             if current is standard:
                 continue

@@ -1,0 +1,139 @@
+"""The store's schema, its SQL statements, and opening a file as a store (pragmas, migrations)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from typing import Final
+
+from reward_memory.errors import ProviderUnavailable
+from reward_memory.providers.sqlite._terms import TOKENIZER
+
+SCHEMA_VERSION: Final = 1
+APPLICATION_ID: Final = 0x524D3031  # "RM01": marks a reward-memory store file
+
+SCHEMA_V1: Final = (
+    """
+    CREATE TABLE meta (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE scopes (
+        scope_id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        scope_ref TEXT NOT NULL,
+        peer TEXT NOT NULL,
+        record_count INTEGER NOT NULL DEFAULT 0 CHECK (record_count >= 0),
+        last_id INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (namespace, scope_ref, peer)
+    )
+    """,
+    """
+    CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        scope_id INTEGER NOT NULL REFERENCES scopes (scope_id),
+        ref BLOB NOT NULL CHECK (length(ref) = 16),
+        sha256 BLOB NOT NULL CHECK (length(sha256) = 32),
+        key TEXT NOT NULL,
+        content TEXT NOT NULL,
+        UNIQUE (scope_id, ref)
+    )
+    """,
+    # Documents written but not yet in the full-text index (see "Indexing").
+    "CREATE TABLE pending (id INTEGER PRIMARY KEY)",
+    """
+    CREATE VIRTUAL TABLE documents_fts USING fts5(
+        terms, content='', detail=full, tokenize='porter ascii'
+    )
+    """,
+    # Merge index segments two at a time (default four): fewer segments for every
+    # term lookup to visit; measured -20 % search p95 for +15 % bulk-load time.
+    "INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 2)",
+)
+
+SELECT_SCOPE: Final = (
+    "SELECT scope_id FROM scopes WHERE namespace = ? AND scope_ref = ? AND peer = ?"
+)
+SELECT_DIGEST: Final = "SELECT sha256 FROM documents WHERE scope_id = ? AND ref = ?"
+SELECT_CONTENT: Final = "SELECT content FROM documents WHERE scope_id = ? AND ref = ?"
+SELECT_FOR_DELETE: Final = "SELECT id, content FROM documents WHERE scope_id = ? AND ref = ?"
+INSERT_DOCUMENT: Final = (
+    "INSERT INTO documents (scope_id, ref, sha256, key, content) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (scope_id, ref) DO NOTHING"
+)
+INSERT_TERMS: Final = "INSERT INTO documents_fts (rowid, terms) VALUES (?, ?)"
+PENDING: Final = (
+    "SELECT p.id, d.scope_id, d.content FROM pending AS p "
+    "JOIN documents AS d ON d.id = p.id ORDER BY p.id LIMIT ?"
+)
+DELETE_TERMS: Final = (
+    "INSERT INTO documents_fts (documents_fts, rowid, terms) VALUES ('delete', ?, ?)"
+)
+COUNT: Final = (
+    "UPDATE scopes SET record_count = record_count + ?, last_id = max(last_id, ?) "
+    "WHERE scope_id = ?"
+)
+PROBE: Final = (
+    "SELECT count(*) FROM (SELECT 1 FROM documents_fts WHERE documents_fts MATCH ? LIMIT ?)"
+)
+RANKED: Final = (
+    # bm25() sorted as a plain column: a third cheaper than ORDER BY rank (same values).
+    "SELECT d.id, d.ref, d.content, bm25(documents_fts) AS score FROM documents_fts AS f "
+    "JOIN documents AS d ON d.id = f.rowid "
+    "WHERE documents_fts MATCH ? AND d.scope_id = ? ORDER BY score LIMIT ?"
+)
+BY_ID: Final = "SELECT ref, content FROM documents WHERE id = ? AND scope_id = ?"
+WINDOW: Final = (
+    "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid BETWEEN ? AND ?"
+)
+
+
+def configure(conn: sqlite3.Connection, synchronous: str) -> None:
+    """Set the connection's pragmas and bring the file to :data:`SCHEMA_VERSION`."""
+    (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+    if str(mode).lower() != "wal":
+        raise ProviderUnavailable("the sqlite store cannot use WAL journaling here")
+    conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -16384")  # 16 MiB page cache
+    conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left behind
+    conn.execute("PRAGMA journal_size_limit = 67108864")
+    _migrate(conn)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    if version == SCHEMA_VERSION:
+        (app,) = conn.execute("PRAGMA application_id").fetchone()
+        if app != APPLICATION_ID:
+            raise ProviderUnavailable("the sqlite file is not a reward-memory store")
+        return
+    if version > SCHEMA_VERSION:
+        raise ProviderUnavailable(
+            f"the sqlite store has schema version {int(version)}, newer than this "
+            f"reward-memory supports ({SCHEMA_VERSION})"
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version == 0:
+            (objects,) = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            if objects:
+                raise ProviderUnavailable("the sqlite file is not a reward-memory store")
+            for statement in SCHEMA_V1:
+                conn.execute(statement)
+            conn.executemany(
+                "INSERT INTO meta (name, value) VALUES (?, ?)",
+                [("tokenizer", TOKENIZER), ("created_schema_version", str(SCHEMA_VERSION))],
+            )
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        # Later versions add ``elif version == N: migrate to N + 1`` steps here.
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
