@@ -93,6 +93,11 @@ PACKET_TYPES: Final[dict[str, str]] = {
     ),
     "reward_memory_automatic_recall_hook_v0": "reward_memory.records.hooks:RecallHookPacket",
     "reward_memory_automatic_ingest_hook_v0": "reward_memory.records.hooks:IngestHookPacket",
+    "reward_memory_pilot_meta_route_observation_v0": (
+        "reward_memory.records.route:RouteObservation"
+    ),
+    "reward_memory_pilot_meta_route_v0": "reward_memory.records.route:RouteCheck",
+    "reward_memory_evaluation_v0": "reward_memory.records.evaluation:Evaluation",
 }
 
 

@@ -1,0 +1,80 @@
+"""What a case runs with: the fixture, the counted provider, the clock, and its checks."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from reward_memory.evaluation.fixture import FixtureModel
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from datetime import datetime
+
+    from reward_memory.evaluation.counting import CountingProvider
+    from reward_memory.evaluation.fixture import Fixture
+
+__all__ = ["Check", "Context"]
+
+
+class Check:
+    """The assertions and public evidence of one case."""
+
+    __slots__ = ("assertions", "evidence", "false_applications")
+
+    def __init__(self) -> None:
+        self.assertions: list[tuple[str, bool]] = []
+        self.evidence: dict[str, Any] = {}
+        self.false_applications = 0
+
+    def that(self, name: str, condition: object) -> None:
+        """Record one named assertion (``name`` is a token, shown when it fails)."""
+        self.assertions.append((name, condition is True))
+
+    def false_application(self, observed: object) -> None:
+        """Count one application (or authority, or provider call) that must not happen."""
+        if observed:
+            self.false_applications += 1
+
+
+class Context:
+    """Shared by the cases of one run."""
+
+    def __init__(
+        self,
+        *,
+        fixture: Fixture,
+        provider: CountingProvider,
+        now: datetime,
+        restart: Callable[[], bool],
+    ) -> None:
+        self.fixture = fixture
+        self.provider = provider
+        self.now = now
+        self.restart = restart
+        self.models: list[FixtureModel] = []
+        self.user_gates = 0
+
+    def model(self, *, verify: bool = True) -> FixtureModel:
+        """A new fixture model whose reports (calls, tokens, interruptions) are summed."""
+        model = FixtureModel(verify=verify)
+        self.models.append(model)
+        return model
+
+    @contextlib.contextmanager
+    def seeding(self) -> Iterator[None]:
+        """Count the provider calls inside the block as the fixture's (the corpus owner's)."""
+        self.provider.enter("fixture")
+        try:
+            yield
+        finally:
+            self.provider.enter("case")
+
+    def fail_open(self, seam: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Call a fail-open seam (recall, apply): anything it raises would stop the
+        caller and hand the problem to the user, so it counts as a user gate."""
+        try:
+            return seam(*args, **kwargs)
+        except Exception:
+            self.user_gates += 1
+            raise

@@ -1,0 +1,310 @@
+"""The Stage-4 fixture: neutral identities, the records every case shares, the fixture model.
+
+Project identity is fixture data, not evaluator policy: one workspace, one
+project, one revision, the Issue Fix patch-planning surface, and one hard-policy
+corpus whose records come from a verified core contributor's correction, as an
+authority map vouches for it. OpenViking appears only through the named PR
+#3237 route observation (:data:`reward_memory.routing.PR_3237_OBSERVATION`).
+
+Every run gets its own scope refs (a random run id under the namespace
+``reward_memory_evaluation``), so an evaluation against a user's store never
+touches the user's corpora, and two runs never see each other's records.
+
+:class:`FixtureModel` is the application callback of the ranking cases: a
+deterministic stand-in for the caller's model that moves the focused fix to the
+top of the plan. It reports what it used per call (``tokens`` 0: no model was
+invoked; ``interruptions`` 0: it asked no maintainer), and the evaluation sums
+those reports; it never invents a figure.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from reward_memory.adapters.issue_fix import IssueFixEvent
+from reward_memory.authority import AuthorityMap
+from reward_memory.digests import short_digest
+from reward_memory.grammars import format_utc, parse_timestamp
+from reward_memory.records.authority import AuthorityGrant, AuthorityMapFile
+from reward_memory.records.candidate import (
+    AuthorityCheckpoint,
+    CandidateGuardContext,
+    CandidateReasoning,
+    CandidateSource,
+)
+from reward_memory.records.corpus import (
+    CorpusDeclaration,
+    CorpusFreshness,
+    CorpusLifecycle,
+    CorpusMaintenance,
+    CorpusPrivacy,
+    CorpusRetrieval,
+    CorpusScope,
+)
+from reward_memory.records.recall import (
+    FreshnessContext,
+    ProviderBinding,
+    ReadAuthorityCheckpoint,
+    RecallQuery,
+    RecallRequest,
+)
+from reward_memory.records.standing_policy import PolicyScope, StandingPolicy
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from reward_memory.guarded_recall import RecallItem
+
+__all__ = ["Fixture", "FixtureModel", "build_fixture"]
+
+OBSERVED_AT: Final = "2026-07-14T10:00:00Z"
+WORKSPACE: Final = "workspace:reward-memory-eval"
+PROJECT: Final = "repository:fixture-project"
+OTHER_PROJECT: Final = "repository:other-fixture-project"
+REVISION: Final = "revision:stage4"
+STALE_REVISION: Final = "revision:stale"
+SURFACE: Final = "issue_fix.patch_planning"
+OTHER_SURFACE: Final = "semantic_preference.selection"
+CORPUS_ID: Final = "reward_memory_policy_scopes"
+LIFECYCLE_CORPUS_ID: Final = "reward_memory_policy_lifecycle"
+SIBLING_CORPUS_ID: Final = "reward_memory_sibling_policies"
+PROVIDER_BINDING_ID: Final = "evaluation_provider"
+NAMESPACE: Final = "reward_memory_evaluation"
+OWNER: Final = "provider_scope_owner"
+ACTOR: Final = "github:user:maintainer"
+OTHER_ACTOR: Final = "github:user:other"
+ROLE: Final = "verified_repository_core_contributor"
+OTHER_ROLE: Final = "maintainer"
+ACTION_SCOPE: Final = "issue_fix:scope_selection"
+MAP_REF: Final = "repository:authority-map"
+SUMMARY: Final = (
+    "Memory-core changes require relevant effect evidence and must not add a "
+    "disproportionate patch for one narrow edge case."
+)
+EDITED_SUMMARY: Final = (
+    "Memory-core changes need effect evidence; keep the patch focused on the narrow edge case."
+)
+QUERY: Final = "What reviewed policy constrains this patch?"
+QUERY_SUMMARY: Final = "reviewed Issue Fix scope policy"
+BROAD_PATCH: Final = "broad_generic_patch"
+FOCUSED_FIX: Final = "focused_fix"
+
+
+def _corpus(corpus_id: str, project_ref: str, scope_ref: str) -> CorpusDeclaration:
+    return CorpusDeclaration(
+        corpus_id=corpus_id,
+        class_id="hard_policy",
+        provider_id=PROVIDER_BINDING_ID,
+        owner_ref=OWNER,
+        source_of_truth="verified_contributor_corrections",
+        read_authority="authority_scoped",
+        write_authority="authorized_policy_source",
+        scope=CorpusScope(workspace_ref=WORKSPACE, project_ref=project_ref, surface_ids=(SURFACE,)),
+        freshness=CorpusFreshness(mode="revision_bound", source_revision=REVISION),
+        lifecycle=CorpusLifecycle(state="active"),
+        retrieval=CorpusRetrieval(
+            index_required=True, readback_required=True, application_receipt_required=True
+        ),
+        maintenance=CorpusMaintenance(
+            writeback_triggers=("verified_contributor_policy_derived",),
+            closure_policy="verified_actor_scope_then_canonical_policy_readback",
+            retirement_authority=OWNER,
+        ),
+        privacy=CorpusPrivacy(visibility="private", raw_content_in_registry=False),
+        provider_scope_ref_digest=short_digest(scope_ref),
+    )
+
+
+def _binding(corpus_id: str, scope_ref: str) -> ProviderBinding:
+    return ProviderBinding(
+        corpus_id=corpus_id,
+        provider_id=PROVIDER_BINDING_ID,
+        namespace=NAMESPACE,
+        scope_ref=scope_ref,
+        timeout_seconds=5,
+    )
+
+
+def read_checkpoint(
+    corpus_id: str, *, project_ref: str = PROJECT, surface_id: str = SURFACE, verified: bool = True
+) -> ReadAuthorityCheckpoint:
+    """The read checkpoint the caller's authority would give for one corpus and surface."""
+    return ReadAuthorityCheckpoint(
+        verified=verified,
+        corpus_id=corpus_id,
+        workspace_ref=WORKSPACE,
+        project_ref=project_ref,
+        surface_id=surface_id,
+        read_authority="authority_scoped",
+        source_ref=MAP_REF,
+    )
+
+
+def authority_checkpoint(*, actor_ref: str = ACTOR, actor_role: str = ROLE) -> AuthorityCheckpoint:
+    """A verified authority checkpoint for ``actor_ref`` in ``actor_role`` on the project."""
+    return AuthorityCheckpoint(
+        verified=True,
+        source_ref=MAP_REF,
+        actor_ref=actor_ref,
+        actor_role=actor_role,
+        project_ref=PROJECT,
+        action_scopes=(ACTION_SCOPE,),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class Fixture:
+    """The records of one evaluation run (its scope refs are the run's own)."""
+
+    observed_at: str
+    event: IssueFixEvent
+    corpus: CorpusDeclaration
+    binding: ProviderBinding
+    lifecycle_corpus: CorpusDeclaration
+    lifecycle_binding: ProviderBinding
+    sibling_corpus: CorpusDeclaration
+    sibling_binding: ProviderBinding
+    policy: StandingPolicy
+    authority: AuthorityMap
+    checkpoint: ReadAuthorityCheckpoint
+    request: RecallRequest
+
+    def request_for(self, **changes: Any) -> RecallRequest:
+        """The fixture request with some fields changed."""
+        return attrs.evolve(self.request, **changes)
+
+
+EVENT: Final = IssueFixEvent(
+    raw_content_captured=False,
+    issue_ref="fixture:issue:stage4",
+    workspace_ref=WORKSPACE,
+    repository_ref=PROJECT,
+    surface_id=SURFACE,
+    revision_ref=REVISION,
+    target_class="hard_policy",
+    content_summary=SUMMARY,
+    source=CandidateSource(
+        source_kind="maintainer_correction",
+        source_ref="fixture:issue:stage4:comment:1",
+        actor_ref=ACTOR,
+        actor_role=ROLE,
+    ),
+    reasoning=CandidateReasoning(
+        summary="A verified core contributor corrected a disproportionate edge-case patch.",
+        confidence="high",
+        confidence_basis="An explicit correction by a verified core contributor.",
+    ),
+    guard_context=CandidateGuardContext(
+        source_freshness="current", conflict_state="clear", current_artifact_verified=True
+    ),
+    requested_action_scopes=(ACTION_SCOPE,),
+)
+POLICY: Final = StandingPolicy(
+    policy_id="policy:stage4-evaluation",
+    owner_ref=OWNER,
+    reviewer_ref="review:reward-memory-stage4",
+    authority_source_ref=MAP_REF,
+    enabled=True,
+    auto_activate=True,
+    scope=PolicyScope(workspace_ref=WORKSPACE, project_ref=PROJECT, surface_ids=(SURFACE,)),
+    allowed_target_classes=("hard_policy",),
+    allowed_source_kinds=("maintainer_correction",),
+    allowed_actor_roles=(ROLE,),
+    allowed_action_scopes=(ACTION_SCOPE,),
+    raw_content_captured=False,
+)
+AUTHORITY: Final = AuthorityMap(
+    AuthorityMapFile(
+        source_ref=MAP_REF,
+        grants=(
+            AuthorityGrant(
+                actor_ref=ACTOR,
+                actor_role=ROLE,
+                project_refs=(PROJECT,),
+                action_scopes=(ACTION_SCOPE,),
+            ),
+        ),
+    )
+)
+REQUEST: Final = RecallRequest(
+    mode="function_boundary",
+    surface_id=SURFACE,
+    workspace_ref=WORKSPACE,
+    project_ref=PROJECT,
+    revision_ref=REVISION,
+    queries=(RecallQuery(query=QUERY, query_summary=QUERY_SUMMARY),),
+    limit=3,
+    observed_at=OBSERVED_AT,
+    conflict_state="clear",
+    freshness_context=FreshnessContext(source_truth_current=True, source_revision=REVISION),
+)
+_EARLIEST: Final = parse_timestamp(OBSERVED_AT)
+
+
+def build_fixture(now: datetime) -> Fixture:
+    """The records of a new run: fresh scope refs (the other records are constants);
+    observed at the fixture time, or at ``now`` when that is earlier (nothing is
+    observed in the future)."""
+    run = secrets.token_hex(6)
+    base = f"{PROJECT}/reward-memory-evaluation/{run}"
+    scope_ref = f"{base}/policies"
+    lifecycle_ref = f"{base}/lifecycle"
+    # A sibling whose scope ref only extends the main one (.../policies vs .../policies-sibling).
+    sibling_ref = f"{base}/policies-sibling"
+    observed, request = OBSERVED_AT, REQUEST
+    if now < _EARLIEST:
+        observed = format_utc(now)
+        request = attrs.evolve(REQUEST, observed_at=observed)
+    return Fixture(
+        observed_at=observed,
+        event=EVENT,
+        corpus=_corpus(CORPUS_ID, PROJECT, scope_ref),
+        binding=_binding(CORPUS_ID, scope_ref),
+        lifecycle_corpus=_corpus(LIFECYCLE_CORPUS_ID, PROJECT, lifecycle_ref),
+        lifecycle_binding=_binding(LIFECYCLE_CORPUS_ID, lifecycle_ref),
+        sibling_corpus=_corpus(SIBLING_CORPUS_ID, OTHER_PROJECT, sibling_ref),
+        sibling_binding=_binding(SIBLING_CORPUS_ID, sibling_ref),
+        policy=POLICY,
+        authority=AUTHORITY,
+        checkpoint=read_checkpoint(CORPUS_ID),
+        request=request,
+    )
+
+
+class FixtureModel:
+    """The ranking cases' application callback (see the module docs).
+
+    With ``verify=False`` it claims an application without having verified the
+    current artifact: the application seam must refuse that decision.
+    """
+
+    def __init__(self, *, verify: bool = True) -> None:
+        self.verify = verify
+        self.calls = 0
+        self.tokens = 0
+        self.interruptions = 0
+
+    def __call__(self, base_output: Any, items: tuple[RecallItem, ...]) -> dict[str, Any]:
+        self.calls += 1
+        self.tokens += 0  # deterministic: no model invoked, so none used (its report)
+        candidates = list(base_output["candidates"])
+        reordered = [name for name in candidates if name == FOCUSED_FIX] + [
+            name for name in candidates if name != FOCUSED_FIX
+        ]
+        return {
+            "outcome": "applied",
+            "output": {"candidates": reordered},
+            "memory_refs": [items[0].provider_ref],
+            "reasoning_summary": (
+                "The reviewed policy asks for a focused fix over a broad generic patch."
+            ),
+            "current_artifact_verified": self.verify,
+        }
+
+
+def base_plan() -> dict[str, Any]:
+    """The caller's plan without memory: the broad patch first."""
+    return {"candidates": [BROAD_PATCH, FOCUSED_FIX]}
