@@ -52,6 +52,11 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
         "reward_memory.cli._experiment_status",
         "resolve goal + agent + config v1 (no paths, no scope refs)",
     ),
+    "evaluate": (
+        "reward_memory.cli._evaluate",
+        "the Stage-4 contract suite and release gate (exit 2 when it holds)",
+    ),
+    "route-check": ("reward_memory.cli._route_check", "pilot/meta delegation guard for one change"),
     "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
     "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
 }
