@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Final
+from typing import Any, Final
 
 from reward_memory.cli._common import Outcome
 
@@ -101,14 +101,14 @@ def run(args: argparse.Namespace) -> Outcome:
 
         route = route_check(read_json_object(args.input))
     else:
-        observation = RouteObservation(
+        values: dict[str, Any] = {name: bool(getattr(args, name)) for name in FLAGS}
+        values.update(
             case_ref=args.case_ref if args.case_ref is not None else "manual_observation",
             behavior_status=args.behavior_status or "bug_confirmed",
             surface_count=_surface_count(args.surface_count),
             edge_case_complexity=args.edge_case_complexity or "low",
-            **{name: bool(getattr(args, name)) for name in FLAGS},
         )
-        route = route_check(observation)
+        route = route_check(RouteObservation(**values))
     lines = (
         f"  required_evidence: {', '.join(route.required_evidence)}",
         f"  missing_required_evidence: {', '.join(route.missing_required_evidence) or '-'}",

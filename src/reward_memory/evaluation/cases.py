@@ -24,6 +24,7 @@ from reward_memory.candidates import propose, review
 from reward_memory.digests import canonical_json
 from reward_memory.evaluation import fixture as fx
 from reward_memory.evaluation.context import Check
+from reward_memory.grammars import parse_timestamp
 from reward_memory.guarded_recall import recall
 from reward_memory.ingestion import ingest
 from reward_memory.records._plain import to_plain
@@ -174,11 +175,12 @@ def _accepted(ctx: Context, summary: str | None = None) -> tuple[ActiveRecord, s
         reasoning_summary="The reviewer narrowed the policy to the edge case at hand.",
         edited_content_summary=fx.EDITED_SUMMARY,
     )
+    # Activated at the observation time, as ingest does: the same bytes at any clock.
     record = activate(
         review(packet, accept, checkpoint=checkpoint, now=ctx.now),
         f.lifecycle_corpus,
         checkpoint=checkpoint,
-        now=ctx.now,
+        now=parse_timestamp(f.observed_at),
     )
     successor = review(packet, edit, checkpoint=checkpoint, now=ctx.now).record.candidate_ref
     return record, successor
