@@ -76,10 +76,13 @@ def test_gated_counts_are_zero_and_measured(memory_run: Evaluation) -> None:
     metrics = memory_run.metrics
     assert metrics.provider_write_count == 0
     assert metrics.storage_write_bytes == 0
+    assert metrics.external_write_count == 0
     assert metrics.false_application_count == 0
     assert metrics.maintainer_interruption_count == 0
     assert metrics.user_gate_count == 0
     assert memory_run.boundaries.provider_writes_performed is False
+    assert memory_run.boundaries.external_writes_performed is False
+    assert all(case.evidence["false_application_observed"] is False for case in memory_run.cases)
 
 
 def test_metrics_are_measured_not_hard_coded(memory_run: Evaluation) -> None:
@@ -129,6 +132,7 @@ def test_metrics_sum_the_cases_and_dimensions_regroup_them(memory_run: Evaluatio
         "provider_call_count",
         "provider_write_count",
         "storage_write_bytes",
+        "external_write_count",
         "false_application_count",
         "maintainer_interruption_count",
         "user_gate_count",

@@ -7,6 +7,7 @@ that each gated count is measured and holds the gate.
 
 from __future__ import annotations
 
+import types
 from datetime import UTC, datetime
 from typing import Any
 
@@ -249,3 +250,27 @@ def test_model_reports_are_summed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.metrics.model_tokens == 120
     assert result.metrics.maintainer_interruption_count == 3
     assert result.release_gate.reason_codes == ("nonzero:maintainer_interruption_count",)
+
+
+class _Loud:
+    """An application result whose receipt reports an external write (a broken seam)."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self.receipt = types.SimpleNamespace(
+            **{**attrs.asdict(real.receipt, recurse=False), "external_writes_performed": True}
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+def test_an_external_write_reported_by_a_seam_is_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The original hard-coded external writes to zero: ours reads what the seam reports."""
+    real = cases.apply
+    monkeypatch.setattr(cases, "apply", lambda *a, **k: _Loud(real(*a, **k)))
+    result = evaluate(now=NOW)
+    assert result.metrics.external_write_count == 4  # every application of the run
+    assert result.boundaries.external_writes_performed is True
+    assert "nonzero:external_write_count" in result.release_gate.reason_codes
+    assert "case_failed:gate_non_override" in result.release_gate.reason_codes

@@ -39,6 +39,7 @@ def case(case_id: str = CASE_IDS[0], **changes: Any) -> CaseResult:
         "provider_call_count": 1,
         "provider_write_count": 0,
         "storage_write_bytes": 0,
+        "external_write_count": 0,
         "fixture_write_count": 0,
         "false_application_count": 0,
         "maintainer_interruption_count": 0,

@@ -54,6 +54,7 @@ class Context:
         self.restart = restart
         self.models: list[FixtureModel] = []
         self.user_gates = 0
+        self.external_writes = 0
 
     def model(self, *, verify: bool = True) -> FixtureModel:
         """A new fixture model whose reports (calls, tokens, interruptions) are summed."""
@@ -72,9 +73,15 @@ class Context:
 
     def fail_open(self, seam: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call a fail-open seam (recall, apply): anything it raises would stop the
-        caller and hand the problem to the user, so it counts as a user gate."""
+        caller and hand the problem to the user, so it counts as a user gate; a
+        result whose packet reports an external write counts as one."""
         try:
-            return seam(*args, **kwargs)
+            result = seam(*args, **kwargs)
         except Exception:
             self.user_gates += 1
             raise
+        # What the seam's own packet says it wrote outside the store.
+        packet = getattr(result, "receipt", None) or getattr(result, "packet", None)
+        if getattr(packet, "external_writes_performed", False) is not False:
+            self.external_writes += 1
+        return result

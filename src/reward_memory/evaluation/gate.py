@@ -4,7 +4,7 @@ Reason codes, in this fixed order (the gate is ready exactly when there are none
 
 1. ``case_failed:<case_id>`` for each failed case, in case order;
 2. ``nonzero:<metric>`` for each of ``provider_write_count``,
-   ``storage_write_bytes``, ``false_application_count``,
+   ``storage_write_bytes``, ``external_write_count``, ``false_application_count``,
    ``maintainer_interruption_count`` and ``user_gate_count`` that is not zero
    (writes of the *evaluated* operations; the fixture's seeding is reported apart);
 3. ``provider_failures_observed`` when any provider call, the fixture's included,
@@ -32,6 +32,7 @@ __all__ = ["GATED_METRICS", "release_gate"]
 GATED_METRICS: Final = (
     "provider_write_count",
     "storage_write_bytes",
+    "external_write_count",
     "false_application_count",
     "maintainer_interruption_count",
     "user_gate_count",

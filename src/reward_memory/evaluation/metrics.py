@@ -36,6 +36,7 @@ def metrics_of(cases: Sequence[CaseResult]) -> EvaluationMetrics:
         provider_call_count=sum(case.provider_call_count for case in cases),
         provider_write_count=sum(case.provider_write_count for case in cases),
         storage_write_bytes=sum(case.storage_write_bytes for case in cases),
+        external_write_count=sum(case.external_write_count for case in cases),
         fixture_write_count=sum(case.fixture_write_count for case in cases),
         false_application_count=sum(case.false_application_count for case in cases),
         maintainer_interruption_count=sum(case.maintainer_interruption_count for case in cases),
@@ -64,6 +65,7 @@ def dimensions_of(metrics: EvaluationMetrics) -> EvaluationDimensions:
             provider_call_count=metrics.provider_call_count,
             provider_write_count=metrics.provider_write_count,
             storage_write_bytes=metrics.storage_write_bytes,
+            external_write_count=metrics.external_write_count,
         ),
         application_quality=ApplicationQuality(
             false_application_count=metrics.false_application_count

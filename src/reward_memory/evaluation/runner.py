@@ -112,6 +112,7 @@ def _run_case(case_id: str, case: Callable[[Context], Check], ctx: Context) -> C
     seeded = fixture_meter.writes
     models = len(ctx.models)
     gates = ctx.user_gates
+    external = ctx.external_writes
     provider.enter("case")
     start = time.perf_counter()
     try:
@@ -130,6 +131,7 @@ def _run_case(case_id: str, case: Callable[[Context], Check], ctx: Context) -> C
         assertion_count = len(check.assertions)
         failed = tuple(name for name, ok in check.assertions if not ok)
         evidence, false_applications = check.evidence, check.false_applications
+        evidence["false_application_observed"] = false_applications > 0
         if failed:
             failure = "assertion_failed"
     return CaseResult(
@@ -145,6 +147,7 @@ def _run_case(case_id: str, case: Callable[[Context], Check], ctx: Context) -> C
         provider_call_count=case_meter.calls - calls,
         provider_write_count=case_meter.writes - writes,
         storage_write_bytes=case_meter.write_bytes - write_bytes,
+        external_write_count=ctx.external_writes - external,
         fixture_write_count=fixture_meter.writes - seeded,
         false_application_count=false_applications,
         maintainer_interruption_count=sum(model.interruptions for model in reported),
@@ -232,5 +235,8 @@ def evaluate(*, provider: Provider | str | None = None, now: datetime | None = N
         dimensions=dimensions_of(metrics),
         fixture=fixture,
         release_gate=gate,
-        boundaries=EvaluationBoundaries(provider_writes_performed=metrics.provider_write_count > 0),
+        boundaries=EvaluationBoundaries(
+            provider_writes_performed=metrics.provider_write_count > 0,
+            external_writes_performed=metrics.external_write_count > 0,
+        ),
     )

@@ -5,7 +5,8 @@
 float milliseconds), public evidence bytes, model tokens and calls (what the
 application callback reported), provider calls and writes (counted by a proxy
 around the provider), false applications, maintainer interruptions and user
-gates. Writes made to seed the fixture are reported apart (``fixture``), never
+gates, and external writes (evaluated operations whose own packet reports one).
+Writes made to seed the fixture are reported apart (``fixture``), never
 mixed with the writes of the evaluated operations, which the gate counts.
 
 Invariants held here: ``ok`` equals ``status == "passed"``; a passed evaluation
@@ -153,6 +154,7 @@ class CaseResult:
     provider_call_count: int = _count()
     provider_write_count: int = _count()
     storage_write_bytes: int = _count()
+    external_write_count: int = _count()
     fixture_write_count: int = _count()
     false_application_count: int = _count()
     maintainer_interruption_count: int = _count()
@@ -189,6 +191,7 @@ class EvaluationMetrics:
     provider_call_count: int = _count()
     provider_write_count: int = _count()
     storage_write_bytes: int = _count()
+    external_write_count: int = _count()
     fixture_write_count: int = _count()
     false_application_count: int = _count()
     maintainer_interruption_count: int = _count()
@@ -224,6 +227,7 @@ class PerformanceAndCost:
     provider_call_count: int = _count()
     provider_write_count: int = _count()
     storage_write_bytes: int = _count()
+    external_write_count: int = _count()
 
 
 @attrs.frozen(kw_only=True)
@@ -297,10 +301,10 @@ class ReleaseGate:
 
 @attrs.frozen(kw_only=True)
 class EvaluationBoundaries:
-    """What the evaluated operations did not do (measured: the write flags follow the counts)."""
+    """What the evaluated operations did not do (the write flags follow the measured counts)."""
 
     provider_writes_performed: bool = f.strict_bool()
-    external_writes_performed: Literal[False] = f.const(False)
+    external_writes_performed: bool = f.strict_bool()
     raw_memory_captured: Literal[False] = f.const(False)
     model_reasoning_replaced: Literal[False] = f.const(False)
     new_store_provider_or_scheduler_added: Literal[False] = f.const(False)
