@@ -6,9 +6,10 @@ corpus whose records come from a verified core contributor's correction, as an
 authority map vouches for it. OpenViking appears only through the named PR
 #3237 route observation (:data:`reward_memory.routing.PR_3237_OBSERVATION`).
 
-Every run gets its own scope refs (a random run id under the namespace
-``reward_memory_evaluation``), so an evaluation against a user's store never
-touches the user's corpora, and two runs never see each other's records.
+Every run binds the fixture corpora in a namespace of its own
+(``reward_memory_evaluation:<random run id>``), so an evaluation against a
+user's store never touches the user's corpora, and two runs never see each
+other's records.
 
 :class:`FixtureModel` is the application callback of the ranking cases: a
 deterministic stand-in for the caller's model that moves the focused fix to the
@@ -118,11 +119,11 @@ def _corpus(corpus_id: str, project_ref: str, scope_ref: str) -> CorpusDeclarati
     )
 
 
-def _binding(corpus_id: str, scope_ref: str) -> ProviderBinding:
+def _binding(corpus_id: str, scope_ref: str, namespace: str) -> ProviderBinding:
     return ProviderBinding(
         corpus_id=corpus_id,
         provider_id=PROVIDER_BINDING_ID,
-        namespace=NAMESPACE,
+        namespace=namespace,
         scope_ref=scope_ref,
         timeout_seconds=5,
     )
@@ -244,16 +245,27 @@ REQUEST: Final = RecallRequest(
 _EARLIEST: Final = parse_timestamp(OBSERVED_AT)
 
 
+SCOPE_REF: Final = f"{PROJECT}/reward-memory-evaluation/policies"
+LIFECYCLE_SCOPE_REF: Final = f"{PROJECT}/reward-memory-evaluation/lifecycle"
+# A sibling whose scope ref only extends the main one (.../policies vs .../policies-sibling).
+SIBLING_SCOPE_REF: Final = f"{PROJECT}/reward-memory-evaluation/policies-sibling"
+CORPUS: Final = _corpus(CORPUS_ID, PROJECT, SCOPE_REF)
+LIFECYCLE_CORPUS: Final = _corpus(LIFECYCLE_CORPUS_ID, PROJECT, LIFECYCLE_SCOPE_REF)
+SIBLING_CORPUS: Final = _corpus(SIBLING_CORPUS_ID, OTHER_PROJECT, SIBLING_SCOPE_REF)
+CHECKPOINT: Final = read_checkpoint(CORPUS_ID)
+
+
 def build_fixture(now: datetime) -> Fixture:
-    """The records of a new run: fresh scope refs (the other records are constants);
+    """The records of a new run: its own namespace (the other records are constants);
     observed at the fixture time, or at ``now`` when that is earlier (nothing is
-    observed in the future)."""
-    run = os.urandom(6).hex()  # not secrets: its import costs the CLI ~3 ms
-    base = f"{PROJECT}/reward-memory-evaluation/{run}"
-    scope_ref = f"{base}/policies"
-    lifecycle_ref = f"{base}/lifecycle"
-    # A sibling whose scope ref only extends the main one (.../policies vs .../policies-sibling).
-    sibling_ref = f"{base}/policies-sibling"
+    observed in the future).
+
+    The corpora are fixture data and fixed; where their records live is the
+    binding's business, and each run binds them in a namespace of its own
+    (``reward_memory_evaluation:<run id>``), so two runs on one store, or a run
+    and the store's own corpora, never share a document.
+    """
+    namespace = f"{NAMESPACE}:{os.urandom(6).hex()}"  # not secrets: its import costs ~3 ms
     observed, request = OBSERVED_AT, REQUEST
     if now < _EARLIEST:
         observed = format_utc(now)
@@ -261,15 +273,15 @@ def build_fixture(now: datetime) -> Fixture:
     return Fixture(
         observed_at=observed,
         event=EVENT,
-        corpus=_corpus(CORPUS_ID, PROJECT, scope_ref),
-        binding=_binding(CORPUS_ID, scope_ref),
-        lifecycle_corpus=_corpus(LIFECYCLE_CORPUS_ID, PROJECT, lifecycle_ref),
-        lifecycle_binding=_binding(LIFECYCLE_CORPUS_ID, lifecycle_ref),
-        sibling_corpus=_corpus(SIBLING_CORPUS_ID, OTHER_PROJECT, sibling_ref),
-        sibling_binding=_binding(SIBLING_CORPUS_ID, sibling_ref),
+        corpus=CORPUS,
+        binding=_binding(CORPUS_ID, SCOPE_REF, namespace),
+        lifecycle_corpus=LIFECYCLE_CORPUS,
+        lifecycle_binding=_binding(LIFECYCLE_CORPUS_ID, LIFECYCLE_SCOPE_REF, namespace),
+        sibling_corpus=SIBLING_CORPUS,
+        sibling_binding=_binding(SIBLING_CORPUS_ID, SIBLING_SCOPE_REF, namespace),
         policy=POLICY,
         authority=AUTHORITY,
-        checkpoint=read_checkpoint(CORPUS_ID),
+        checkpoint=CHECKPOINT,
         request=request,
     )
 
