@@ -1,7 +1,8 @@
 """The release gate closes, with a reason, whenever the store or the core misbehaves.
 
 Real providers with their fault switches for store failures; for core failures,
-fault injection replaces one seam the cases call (the only mocks here) to show
+fault injection replaces one seam the cases call (through the evaluation's
+context, or the route check of the last case; the only mocks here) to show
 that each gated count is measured and holds the gate.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
-from reward_memory.evaluation import cases, evaluate
+from reward_memory.evaluation import application_cases, cases, context, evaluate
 from reward_memory.evaluation.fixture import FixtureModel
 from reward_memory.providers.spi import ProviderScope
 from reward_memory.testing.memory import InMemoryProvider
@@ -174,7 +175,7 @@ def test_a_scope_blind_store_still_leaks_nothing_across_corpora() -> None:
 def test_a_route_guard_that_authorizes_the_pilot_is_a_false_application(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = cases.route_check
+    real = application_cases.route_check
 
     def broken(observation: Any) -> Any:
         route = real(observation)
@@ -186,7 +187,7 @@ def test_a_route_guard_that_authorizes_the_pilot_is_a_false_application(
             missing_required_evidence=(),
         )
 
-    monkeypatch.setattr(cases, "route_check", broken)
+    monkeypatch.setattr(application_cases, "route_check", broken)
     result = evaluate(now=NOW)
     last = result.cases[-1]
     assert last.passed is False
@@ -201,7 +202,7 @@ def test_a_write_during_recall_is_counted_and_holds_the_gate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """'Provider/storage writes' of the evaluated operations are counted by the provider proxy."""
-    real = cases.recall
+    real = context.recall
 
     def writing(*args: Any, **kwargs: Any) -> Any:
         provider = kwargs["provider"]
@@ -210,7 +211,7 @@ def test_a_write_during_recall_is_counted_and_holds_the_gate(
         )
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cases, "recall", writing)
+    monkeypatch.setattr(context, "recall", writing)
     result = evaluate(now=NOW)
     assert result.metrics.provider_write_count > 0
     assert result.metrics.storage_write_bytes == 8 * result.metrics.provider_write_count
@@ -226,7 +227,7 @@ def test_a_seam_that_raises_instead_of_failing_open_is_a_user_gate(
     def raising(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the application boundary broke")
 
-    monkeypatch.setattr(cases, "apply", raising)
+    monkeypatch.setattr(context, "apply", raising)
     result = evaluate(now=NOW)
     assert result.metrics.user_gate_count == 2  # gate_non_override and ranking, one each
     assert result.release_gate.reason_codes[-1] == "nonzero:user_gate_count"
@@ -267,8 +268,8 @@ class _Loud:
 
 def test_an_external_write_reported_by_a_seam_is_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     """The original hard-coded external writes to zero: ours reads what the seam reports."""
-    real = cases.apply
-    monkeypatch.setattr(cases, "apply", lambda *a, **k: _Loud(real(*a, **k)))
+    real = context.apply
+    monkeypatch.setattr(context, "apply", lambda *a, **k: _Loud(real(*a, **k)))
     result = evaluate(now=NOW)
     assert result.metrics.external_write_count == 4  # every application of the run
     assert result.boundaries.external_writes_performed is True

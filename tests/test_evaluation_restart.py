@@ -91,3 +91,11 @@ def test_the_proxy_counts_failed_calls() -> None:
         proxy.inventory(scope=SCOPE)
     assert proxy.meters["fixture"].snapshot() == (1, 0, 0, 1)
     assert proxy.seeded == []
+
+
+def test_the_proxy_is_an_spi_provider() -> None:
+    from reward_memory.providers.spi import Provider
+
+    proxy = CountingProvider(InMemoryProvider())
+    assert isinstance(proxy, Provider)
+    assert proxy.provider_id == "memory"

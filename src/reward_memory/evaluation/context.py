@@ -1,11 +1,18 @@
-"""What a case runs with: the fixture, the counted provider, the clock, and its checks."""
+"""What a case runs with: the fixture, the counted provider, the clock, the seams, its checks.
+
+The cases reach recall and apply through :class:`Context` only, so every call
+runs on the counted provider at the run's clock, and a seam that raises instead
+of failing open is counted as a user gate in one place.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from reward_memory.evaluation.fixture import FixtureModel
+from reward_memory.application import apply
+from reward_memory.evaluation.fixture import ARTIFACT_REF, FixtureModel
+from reward_memory.guarded_recall import recall
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -13,6 +20,14 @@ if TYPE_CHECKING:
 
     from reward_memory.evaluation.counting import CountingProvider
     from reward_memory.evaluation.fixture import Fixture
+    from reward_memory.guarded_recall import RecallSession
+    from reward_memory.records.application import ApplicationResult
+    from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.recall import (
+        ProviderBinding,
+        ReadAuthorityCheckpoint,
+        RecallRequest,
+    )
 
 __all__ = ["Check", "Context"]
 
@@ -71,7 +86,46 @@ class Context:
         finally:
             self.provider.enter("case")
 
-    def fail_open(self, seam: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def recall(
+        self,
+        request: RecallRequest,
+        *,
+        corpus: CorpusDeclaration,
+        checkpoint: ReadAuthorityCheckpoint,
+        binding: ProviderBinding,
+    ) -> RecallSession:
+        """The real guarded recall, on the counted provider at the run's clock."""
+        session: RecallSession = self._fail_open(
+            recall,
+            request,
+            corpus=corpus,
+            checkpoint=checkpoint,
+            binding=binding,
+            provider=self.provider,
+            now=self.now,
+        )
+        return session
+
+    def apply(
+        self,
+        base_output: Any,
+        session: RecallSession,
+        *,
+        application_id: str,
+        apply_memory: FixtureModel,
+    ) -> ApplicationResult:
+        """The real application seam, against the fixture's current artifact."""
+        result: ApplicationResult = self._fail_open(
+            apply,
+            base_output,
+            session,
+            application_id=application_id,
+            artifact_ref=ARTIFACT_REF,
+            apply_memory=apply_memory,
+        )
+        return result
+
+    def _fail_open(self, seam: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call a fail-open seam (recall, apply): anything it raises would stop the
         caller and hand the problem to the user, so it counts as a user gate; a
         result whose packet reports an external write counts as one."""

@@ -90,6 +90,8 @@ EDITED_SUMMARY: Final = (
 )
 QUERY: Final = "What reviewed policy constrains this patch?"
 QUERY_SUMMARY: Final = "reviewed Issue Fix scope policy"
+ARTIFACT_REF: Final = f"{REVISION}:patch-plan"
+REVIEWER: Final = "review:reward-memory-stage4"
 BROAD_PATCH: Final = "broad_generic_patch"
 FOCUSED_FIX: Final = "focused_fix"
 
