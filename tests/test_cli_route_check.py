@@ -260,3 +260,32 @@ def test_schema_validate_accepts_what_route_check_emits(
     assert json.loads(capsys.readouterr().out)["validated_schema"] == (
         "reward_memory_pilot_meta_route_v0"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("route-check", "--case", "pr-3237"),
+        ("route-check", "--surface-count", "2"),
+        ("evaluate",),
+    ],
+)
+def test_the_verbs_start_without_the_schema_and_converter_machinery(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    """Start-up budget (<= 0.15 s a verb): neither verb loads cattrs or jsonschema, not even
+    for --input (the observation record is the whole boundary; see routing.as_observation)."""
+    target = tmp_path / "observation.json"
+    target.write_text(json.dumps(wire.dump(PR_3237_OBSERVATION)), encoding="utf-8")
+    script = (
+        "import sys, io, contextlib\n"
+        "from reward_memory.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main({list(argv)!r})\n"
+        f"    main(['route-check', '--input', {str(target)!r}])\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'cattrs', 'jsonschema', 'referencing'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

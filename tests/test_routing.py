@@ -453,3 +453,55 @@ def test_a_pilot_packet_cannot_list_missing_evidence() -> None:
         attrs.evolve(route, missing_required_evidence=("effect",))
     assert caught.value.path == "$.missing_required_evidence"
     assert isinstance(route, RouteCheck)
+
+
+# The record is the whole boundary for a mapping; it must accept exactly what the schema does.
+JSON_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=25),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(
+        ["bug_confirmed", "by_design", "uncertain", "low", "medium", "high", "x", "", "1", "/tmp/a"]
+    ),
+    st.lists(st.booleans(), max_size=2),
+    st.dictionaries(st.just("k"), st.booleans(), max_size=1),
+)
+
+
+@given(
+    st.sampled_from(sorted(attrs.fields_dict(RouteObservation))),
+    JSON_VALUES,
+    st.booleans(),
+)
+def test_the_record_and_the_schema_agree_on_every_mapping(
+    field: str, value: Any, drop: bool
+) -> None:
+    plain = data()
+    if drop:
+        del plain[field]
+    else:
+        plain[field] = value
+    try:
+        schemas.validate(plain, "reward_memory_pilot_meta_route_observation_v0")
+        schema_ok = True
+    except RecordValidationError:
+        schema_ok = False
+    try:
+        route_check(plain)
+        record_ok = True
+    except RecordValidationError:
+        record_ok = False
+    # The record also refuses path- and credential-shaped text the schema cannot see.
+    if field == "case_ref" and isinstance(value, str) and value.startswith("/"):
+        assert not record_ok
+        return
+    if not (drop and field == "schema_version"):
+        assert record_ok == schema_ok, (field, value, drop)
+
+
+def test_an_unknown_field_beside_a_missing_one_is_still_refused() -> None:
+    plain = data(extra=1)
+    del plain["named_validation"]
+    with pytest.raises(RecordValidationError):
+        route_check(plain)

@@ -77,10 +77,14 @@ PR_3237_OBSERVATION: Final = RouteObservation(
 
 
 def as_observation(observation: RouteObservation | Mapping[str, Any]) -> RouteObservation:
-    """A typed observation; a mapping is validated strictly (schema, then record; path named).
+    """A typed observation; a mapping is validated strictly (field path named).
 
     A mapping may leave out ``schema_version`` (the original's observations have
-    none); when present it must be the observation schema.
+    none); when present it must be the observation schema. The record's own
+    checks are the whole boundary here -- exact keys, real booleans, a real
+    integer 1-20, the enums, public-safe ``case_ref`` -- and they accept exactly
+    what the observation schema accepts (``tests/test_routing.py`` holds the two
+    together), so the CLI skips loading the JSON Schema machinery.
     """
     if isinstance(observation, RouteObservation):
         return observation
@@ -90,11 +94,12 @@ def as_observation(observation: RouteObservation | Mapping[str, Any]) -> RouteOb
             path="$",
             code="wrong_type",
         )
-    from reward_memory.records._plain import load_plain  # noqa: PLC0415 - the JSON boundary
+    from reward_memory.records._plain import from_plain  # noqa: PLC0415 - the JSON boundary
 
     data = dict(observation)
     data.setdefault("schema_version", OBSERVATION_SCHEMA)
-    return load_plain(data, RouteObservation)
+    typed: RouteObservation = from_plain(RouteObservation, data)
+    return typed
 
 
 def meta_reasons(observation: RouteObservation) -> tuple[str, ...]:
