@@ -283,7 +283,8 @@ def test_the_verbs_start_without_the_schema_and_converter_machinery(
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    main({list(argv)!r})\n"
         f"    main(['route-check', '--input', {str(target)!r}])\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'cattrs', 'jsonschema', 'referencing'}))"
+        "heavy = {'cattrs', 'jsonschema', 'referencing'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
