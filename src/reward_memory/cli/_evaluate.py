@@ -1,8 +1,8 @@
 """``reward-memory evaluate``: the Stage-4 contract suite and release gate; exit 2 on hold.
 
 ``--provider URL`` runs it against any installed provider (default: a new
-in-memory provider): the fixture is seeded in a dedicated evaluation scope of
-that store and deleted again afterwards. ``--now TIMESTAMP`` fixes the clock.
+in-memory provider): the fixture is seeded in a namespace of that store dedicated
+to this run (``reward_memory_evaluation:<run id>``) and deleted again afterwards. ``--now TIMESTAMP`` fixes the clock.
 The packet is ``reward_memory_evaluation_v0``; the exit code is 0 only when the
 gate is ``ready_for_bounded_dogfood`` (a broken provider holds it: exit 2).
 """

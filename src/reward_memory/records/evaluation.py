@@ -252,8 +252,8 @@ class FixtureReport:
     """What seeding the fixture cost, apart from the evaluated operations.
 
     The store is seeded by the corpus owner's real write path (ingest, and
-    direct owner writes of lifecycle-changed records), in a dedicated evaluation
-    scope; everything seeded is deleted again at the end (``cleaned_up``).
+    direct owner writes of lifecycle-changed records), in a namespace dedicated to
+    the run; everything seeded is deleted again at the end (``cleaned_up``).
     ``restart_count`` counts the provider objects replaced by a new one over the
     same store.
     """
