@@ -275,3 +275,17 @@ def test_an_external_write_reported_by_a_seam_is_counted(monkeypatch: pytest.Mon
     assert result.boundaries.external_writes_performed is True
     assert "nonzero:external_write_count" in result.release_gate.reason_codes
     assert "case_failed:gate_non_override" in result.release_gate.reason_codes
+
+
+class _Anonymous(_NoRestart):
+    """An SPI object without a provider id (or one that is not a token)."""
+
+    provider_id = None  # type: ignore[assignment]
+
+
+def test_a_provider_without_a_usable_id_is_reported_as_unknown() -> None:
+    result = evaluate(provider=_Anonymous(), now=NOW)
+    assert result.provider_id == "unknown_provider"
+    weird = _NoRestart()
+    weird.provider_id = "/home/alice/provider"  # type: ignore[misc]
+    assert evaluate(provider=weird, now=NOW).provider_id == "unknown_provider"
