@@ -505,3 +505,16 @@ def test_an_unknown_field_beside_a_missing_one_is_still_refused() -> None:
     del plain["named_validation"]
     with pytest.raises(RecordValidationError):
         route_check(plain)
+
+
+@pytest.mark.parametrize("codes", [("granted_by_memory_hit",), (), ("cross_surface_change",) * 2])
+def test_a_route_packet_holds_only_route_reason_codes(codes: tuple[str, ...]) -> None:
+    """A route check's vocabulary is closed: no code from elsewhere (a memory hit, say)."""
+    route = route_check(PR_3237_OBSERVATION)
+    with pytest.raises(RecordValidationError) as caught:
+        attrs.evolve(route, reason_codes=codes)
+    assert caught.value.path.startswith("$.reason_codes")
+    plain = wire.dump(route)
+    plain["reason_codes"] = list(codes)
+    with pytest.raises(RecordValidationError):
+        schemas.validate(plain)

@@ -43,6 +43,30 @@ DECISIONS: Final = ("pilot_fix", "meta_design_gate", "hold_for_evidence")
 EVIDENCE_KINDS: Final = ("effect", "ux", "benchmark", "performance")
 MAX_SURFACES: Final = 20
 ROUTE_ROLE: Final = "deterministic_guard_fixture_not_live_reasoner"
+# Every reason code a route check can give (reference §14), for the packet's validator.
+META_REASON_CODES: Final = (
+    "semantics_by_design",
+    "semantics_uncertain",
+    "semantic_contract_change",
+    "cross_surface_change",
+    "generic_boundary_for_specific_policy",
+    "high_edge_case_complexity",
+)
+HOLD_REASON_CODES: Final = (
+    *(f"missing_{kind}_evidence" for kind in EVIDENCE_KINDS),
+    "missing_named_reproduction",
+    "missing_named_validation",
+)
+PILOT_REASON_CODES: Final = (
+    "confirmed_bug_semantics",
+    "single_bounded_surface",
+    "no_semantic_contract_change",
+    "no_generic_boundary_for_specific_policy",
+    "edge_case_complexity_low",
+    "edge_case_complexity_medium",
+    "reproduction_validation_and_relevant_evidence_present",
+)
+ROUTE_REASON_CODES: Final = frozenset((*META_REASON_CODES, *HOLD_REASON_CODES, *PILOT_REASON_CODES))
 
 BehaviorStatus = Literal["bug_confirmed", "by_design", "uncertain"]
 Complexity = Literal["low", "medium", "high"]
@@ -101,6 +125,20 @@ def _evidence_list(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
+def _reason_codes(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # The route vocabulary is closed: a code from elsewhere is refused, not scanned.
+    path = f"$.{attribute.name}"
+    if type(value) is not tuple or not value:
+        raise RecordValidationError("must be a non-empty list", path=path, code="invalid_value")
+    for index, code in enumerate(value):
+        if type(code) is not str or code not in ROUTE_REASON_CODES:
+            raise RecordValidationError(
+                "is not a route-check reason code", path=f"{path}[{index}]", code="invalid_value"
+            )
+    if len(set(value)) != len(value):
+        raise RecordValidationError("must not repeat a code", path=path, code="duplicate_item")
+
+
 def _tuple(value: Any) -> Any:
     return tuple(value) if type(value) is list else value
 
@@ -113,7 +151,7 @@ class RouteCheck:
     schema_version: Literal["reward_memory_pilot_meta_route_v0"] = f.const(ROUTE_SCHEMA)
     case_ref: str = f.text(240)
     decision: Decision = f.enum(*DECISIONS)
-    reason_codes: tuple[str, ...] = f.token_list(min_items=1, max_items=16, keep_order=True)
+    reason_codes: tuple[str, ...] = attrs.field(converter=_tuple, validator=_reason_codes)
     required_evidence: tuple[EvidenceKind, ...] = attrs.field(
         converter=_tuple, validator=_evidence_list
     )
