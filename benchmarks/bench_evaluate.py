@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_evaluate.py [--runs N]
 
 Every timed :func:`reward_memory.evaluation.evaluate` call builds its own fixture
-(fresh scope refs) and seeds a fresh store; nothing from a previous call is reused
+(its own namespace) and seeds a fresh store; nothing from a previous call is reused
 by the evaluation itself. Rows:
 
 - ``evaluate, memory, memos cleared``: the whole call (eight cases, seeding,

@@ -9,7 +9,7 @@ real route check.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -25,9 +25,26 @@ if TYPE_CHECKING:
 __all__ = ["candidate_ranking_influence", "gate_non_override", "large_edge_case_patch_protection"]
 
 
+# The same fix narrowed to a bounded presentation bug, with its evidence: pilot-sized.
+NARROWED_OBSERVATION: Final = attrs.evolve(
+    PR_3237_OBSERVATION,
+    case_ref="fixture:narrowed-session-presentation-fix",
+    behavior_status="bug_confirmed",
+    surface_count=1,
+    edge_case_complexity="medium",
+    semantic_contract_change=False,
+    generic_boundary_for_specific_policy=False,
+    effect_evidence=True,
+    ux_evidence=True,
+    performance_evidence=True,
+)
+
+
 def _recalled(ctx: Context) -> RecallSession:
     f = ctx.fixture
-    return ctx.recall(f.request, corpus=f.corpus, checkpoint=f.checkpoint, binding=f.binding)
+    return ctx.recall(
+        f.observed.request, corpus=f.corpus, checkpoint=f.checkpoint, binding=f.binding
+    )
 
 
 def gate_non_override(ctx: Context) -> Check:
@@ -47,9 +64,9 @@ def gate_non_override(ctx: Context) -> Check:
     records = [item.record for item in session.items]
     scopes = {s for r in records if isinstance(r, ActiveRecord) for s in r.authority.action_scopes}
     closed = ctx.recall(
-        f.request,
+        f.observed.request,
         corpus=f.corpus,
-        checkpoint=fx.read_checkpoint(fx.CORPUS_ID, verified=False),
+        checkpoint=fx.UNVERIFIED_CHECKPOINT,
         binding=f.binding,
     )
     calls_before = model.calls
@@ -125,20 +142,7 @@ def large_edge_case_patch_protection(ctx: Context) -> Check:
     del ctx
     check = Check()
     route = route_check(PR_3237_OBSERVATION)
-    narrowed = route_check(
-        attrs.evolve(
-            PR_3237_OBSERVATION,
-            case_ref="fixture:narrowed-session-presentation-fix",
-            behavior_status="bug_confirmed",
-            surface_count=1,
-            edge_case_complexity="medium",
-            semantic_contract_change=False,
-            generic_boundary_for_specific_policy=False,
-            effect_evidence=True,
-            ux_evidence=True,
-            performance_evidence=True,
-        )
-    )
+    narrowed = route_check(NARROWED_OBSERVATION)
     check.that("meta_design_gate", route.decision == "meta_design_gate")
     check.that("pilot_not_authorized", route.pilot_authorized is False)
     check.that("no_memory_patch_authority", route.memory_patch_authority is False)

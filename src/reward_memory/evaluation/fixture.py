@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from reward_memory.adapters.issue_fix import IssueFixEvent
+from reward_memory.adapters.issue_fix import IssueFixEvent, issue_fix_proposal
 from reward_memory.authority import AuthorityMap
 from reward_memory.digests import short_digest
 from reward_memory.grammars import format_utc, parse_timestamp
@@ -35,6 +35,8 @@ from reward_memory.records.candidate import (
     CandidateGuardContext,
     CandidateReasoning,
     CandidateSource,
+    Proposal,
+    ReviewDecision,
 )
 from reward_memory.records.corpus import (
     CorpusDeclaration,
@@ -160,7 +162,7 @@ def authority_checkpoint(*, actor_ref: str = ACTOR, actor_role: str = ROLE) -> A
 
 @attrs.frozen(kw_only=True)
 class Fixture:
-    """The records of one evaluation run (its scope refs are the run's own)."""
+    """The records of one evaluation run (its bindings name the run's own namespace)."""
 
     observed_at: str
     event: IssueFixEvent
@@ -173,11 +175,40 @@ class Fixture:
     policy: StandingPolicy
     authority: AuthorityMap
     checkpoint: ReadAuthorityCheckpoint
-    request: RecallRequest
+    observed: Observed
 
-    def request_for(self, **changes: Any) -> RecallRequest:
-        """The fixture request with some fields changed."""
-        return attrs.evolve(self.request, **changes)
+
+@attrs.frozen(kw_only=True)
+class Observed:
+    """The requests and proposals that carry the observation time."""
+
+    request: RecallRequest
+    other_project_request: RecallRequest
+    other_surface_request: RecallRequest
+    stale_request: RecallRequest
+    proposal: Proposal
+    stale_proposal: Proposal
+
+
+def _observed(observed_at: str) -> Observed:
+    request = attrs.evolve(REQUEST, observed_at=observed_at)
+    stale_event = attrs.evolve(
+        EVENT, guard_context=attrs.evolve(EVENT.guard_context, source_freshness="stale")
+    )
+    return Observed(
+        request=request,
+        other_project_request=attrs.evolve(request, project_ref=OTHER_PROJECT),
+        other_surface_request=attrs.evolve(request, surface_id=OTHER_SURFACE),
+        stale_request=attrs.evolve(
+            request,
+            revision_ref=STALE_REVISION,
+            freshness_context=FreshnessContext(
+                source_truth_current=True, source_revision=STALE_REVISION
+            ),
+        ),
+        proposal=issue_fix_proposal(EVENT, observed_at=observed_at),
+        stale_proposal=issue_fix_proposal(stale_event, observed_at=observed_at),
+    )
 
 
 EVENT: Final = IssueFixEvent(
@@ -255,6 +286,35 @@ CORPUS: Final = _corpus(CORPUS_ID, PROJECT, SCOPE_REF)
 LIFECYCLE_CORPUS: Final = _corpus(LIFECYCLE_CORPUS_ID, PROJECT, LIFECYCLE_SCOPE_REF)
 SIBLING_CORPUS: Final = _corpus(SIBLING_CORPUS_ID, OTHER_PROJECT, SIBLING_SCOPE_REF)
 CHECKPOINT: Final = read_checkpoint(CORPUS_ID)
+OTHER_PROJECT_CHECKPOINT: Final = read_checkpoint(CORPUS_ID, project_ref=OTHER_PROJECT)
+OTHER_SURFACE_CHECKPOINT: Final = read_checkpoint(CORPUS_ID, surface_id=OTHER_SURFACE)
+UNVERIFIED_CHECKPOINT: Final = read_checkpoint(CORPUS_ID, verified=False)
+LIFECYCLE_CHECKPOINT: Final = read_checkpoint(LIFECYCLE_CORPUS_ID)
+SIBLING_CHECKPOINT: Final = read_checkpoint(SIBLING_CORPUS_ID, project_ref=OTHER_PROJECT)
+AUTHORITY_CHECKPOINT: Final = authority_checkpoint()
+OTHER_ACTOR_CHECKPOINT: Final = authority_checkpoint(actor_ref=OTHER_ACTOR)
+OTHER_ROLE_CHECKPOINT: Final = authority_checkpoint(actor_role=OTHER_ROLE)
+_REVIEWED: Final = "The compact evidence and scope were reviewed."
+ACCEPT: Final = ReviewDecision(
+    decision="accept",
+    reviewer_ref=REVIEWER,
+    review_ref=f"{REVIEWER}:accept",
+    reasoning_summary=_REVIEWED,
+)
+EDIT: Final = ReviewDecision(
+    decision="edit",
+    reviewer_ref=REVIEWER,
+    review_ref=f"{REVIEWER}:edit",
+    reasoning_summary="The reviewer narrowed the policy to the edge case at hand.",
+    edited_content_summary=EDITED_SUMMARY,
+)
+OTHER_ACTOR_ACCEPT: Final = ReviewDecision(
+    decision="accept",
+    reviewer_ref=REVIEWER,
+    review_ref=f"{REVIEWER}:other-actor",
+    reasoning_summary="An attempt to accept a candidate another actor vouched for.",
+)
+_OBSERVED: Final = _observed(OBSERVED_AT)
 
 
 def build_fixture(now: datetime) -> Fixture:
@@ -268,10 +328,10 @@ def build_fixture(now: datetime) -> Fixture:
     and the store's own corpora, never share a document.
     """
     namespace = f"{NAMESPACE}:{os.urandom(6).hex()}"  # not secrets: its import costs ~3 ms
-    observed, request = OBSERVED_AT, REQUEST
+    observed, parts = OBSERVED_AT, _OBSERVED
     if now < _EARLIEST:
         observed = format_utc(now)
-        request = attrs.evolve(REQUEST, observed_at=observed)
+        parts = _observed(observed)
     return Fixture(
         observed_at=observed,
         event=EVENT,
@@ -284,7 +344,7 @@ def build_fixture(now: datetime) -> Fixture:
         policy=POLICY,
         authority=AUTHORITY,
         checkpoint=CHECKPOINT,
-        request=request,
+        observed=parts,
     )
 
 

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
-from reward_memory.adapters.issue_fix import issue_fix_proposal
 from reward_memory.candidates import propose, review
 from reward_memory.evaluation import fixture as fx
 from reward_memory.evaluation.context import Check
-from reward_memory.records.candidate import ReviewDecision
-from reward_memory.records.recall import FreshnessContext
 
 if TYPE_CHECKING:
     from reward_memory.evaluation.context import Context
@@ -35,22 +30,22 @@ def project_module_scope_isolation(ctx: Context) -> Check:
     meter = ctx.provider.meters["case"]
     calls_before = meter.calls
     project = ctx.recall(
-        f.request_for(project_ref=fx.OTHER_PROJECT),
+        f.observed.other_project_request,
         corpus=f.corpus,
-        checkpoint=fx.read_checkpoint(fx.CORPUS_ID, project_ref=fx.OTHER_PROJECT),
+        checkpoint=fx.OTHER_PROJECT_CHECKPOINT,
         binding=f.binding,
     ).packet
     surface = ctx.recall(
-        f.request_for(surface_id=fx.OTHER_SURFACE),
+        f.observed.other_surface_request,
         corpus=f.corpus,
-        checkpoint=fx.read_checkpoint(fx.CORPUS_ID, surface_id=fx.OTHER_SURFACE),
+        checkpoint=fx.OTHER_SURFACE_CHECKPOINT,
         binding=f.binding,
     ).packet
     blocked_calls = meter.calls - calls_before
     sibling = ctx.recall(
-        f.request_for(project_ref=fx.OTHER_PROJECT),
+        f.observed.other_project_request,
         corpus=f.sibling_corpus,
-        checkpoint=fx.read_checkpoint(fx.SIBLING_CORPUS_ID, project_ref=fx.OTHER_PROJECT),
+        checkpoint=fx.SIBLING_CHECKPOINT,
         binding=f.sibling_binding,
     ).packet
     check.that("project_blocked", project.status == "guard_blocked")
@@ -78,26 +73,14 @@ def stale_source_rejection(ctx: Context) -> Check:
     meter = ctx.provider.meters["case"]
     calls_before = meter.calls
     packet = ctx.recall(
-        f.request_for(
-            revision_ref=fx.STALE_REVISION,
-            freshness_context=FreshnessContext(
-                source_truth_current=True, source_revision=fx.STALE_REVISION
-            ),
-        ),
+        f.observed.stale_request,
         corpus=f.corpus,
         checkpoint=f.checkpoint,
         binding=f.binding,
     ).packet
     calls = meter.calls - calls_before
-    stale_event = attrs.evolve(
-        f.event,
-        guard_context=attrs.evolve(f.event.guard_context, source_freshness="stale"),
-    )
-    candidate = propose(
-        issue_fix_proposal(stale_event, observed_at=f.observed_at),
-        fx.authority_checkpoint(),
-        now=ctx.now,
-    )
+    # The same event, its source no longer current (mapped by the Issue Fix adapter).
+    candidate = propose(f.observed.stale_proposal, fx.AUTHORITY_CHECKPOINT, now=ctx.now)
     wanted = ("source_revision_mismatch", "request_revision_mismatch")
     check.that("recall_blocked", packet.status == "guard_blocked")
     check.that("source_revision_mismatch", wanted[0] in packet.reason_codes)
@@ -122,20 +105,11 @@ def multi_person_authority_conditions(ctx: Context) -> Check:
     """Authority binds the exact person and role: another actor gains nothing."""
     check = Check()
     f = ctx.fixture
-    proposal = issue_fix_proposal(f.event, observed_at=f.observed_at)
-    matching = propose(proposal, fx.authority_checkpoint(), now=ctx.now)
-    other = propose(proposal, fx.authority_checkpoint(actor_ref=fx.OTHER_ACTOR), now=ctx.now)
-    role = propose(proposal, fx.authority_checkpoint(actor_role=fx.OTHER_ROLE), now=ctx.now)
-    attempted = review(
-        other,
-        ReviewDecision(
-            decision="accept",
-            reviewer_ref=fx.REVIEWER,
-            review_ref=f"{fx.REVIEWER}:other-actor",
-            reasoning_summary="An attempt to accept a candidate another actor vouched for.",
-        ),
-        now=ctx.now,
-    )
+    proposal = f.observed.proposal
+    matching = propose(proposal, fx.AUTHORITY_CHECKPOINT, now=ctx.now)
+    other = propose(proposal, fx.OTHER_ACTOR_CHECKPOINT, now=ctx.now)
+    role = propose(proposal, fx.OTHER_ROLE_CHECKPOINT, now=ctx.now)
+    attempted = review(other, fx.OTHER_ACTOR_ACCEPT, now=ctx.now)
     vouched = f.authority.checkpoint_for(
         actor_ref=fx.OTHER_ACTOR,
         actor_role=fx.ROLE,

@@ -13,7 +13,6 @@ import attrs
 
 from reward_memory._recall.readback import seed
 from reward_memory.activation import activate, activation_ref_of
-from reward_memory.adapters.issue_fix import issue_fix_proposal
 from reward_memory.candidates import propose, review
 from reward_memory.digests import canonical_json
 from reward_memory.evaluation import fixture as fx
@@ -21,7 +20,6 @@ from reward_memory.evaluation.context import Check
 from reward_memory.grammars import parse_timestamp
 from reward_memory.ingestion import ingest
 from reward_memory.records._plain import to_plain
-from reward_memory.records.candidate import ReviewDecision
 from reward_memory.records.envelope import Revocation, Supersession
 
 if TYPE_CHECKING:
@@ -53,7 +51,7 @@ def compact_restart_survival(ctx: Context) -> Check:
         restarted = ctx.restart()
     calls_before = ctx.provider.meters["case"].calls
     session = ctx.recall(
-        f.request,
+        f.observed.request,
         corpus=f.corpus,
         checkpoint=f.checkpoint,
         binding=f.binding,
@@ -89,30 +87,16 @@ def _accepted(ctx: Context) -> tuple[ActiveRecord, str]:
     """The fixture candidate proposed, accepted and activated in the
     lifecycle corpus; also the ref of its edited successor."""
     f = ctx.fixture
-    checkpoint = fx.authority_checkpoint()
-    proposal = issue_fix_proposal(f.event, observed_at=f.observed_at)
-    packet = propose(proposal, checkpoint, now=ctx.now)
-    accept = ReviewDecision(
-        decision="accept",
-        reviewer_ref=fx.REVIEWER,
-        review_ref=f"{fx.REVIEWER}:accept",
-        reasoning_summary="The compact evidence and scope were reviewed.",
-    )
-    edit = ReviewDecision(
-        decision="edit",
-        reviewer_ref=fx.REVIEWER,
-        review_ref=f"{fx.REVIEWER}:edit",
-        reasoning_summary="The reviewer narrowed the policy to the edge case at hand.",
-        edited_content_summary=fx.EDITED_SUMMARY,
-    )
+    checkpoint = fx.AUTHORITY_CHECKPOINT
+    packet = propose(f.observed.proposal, checkpoint, now=ctx.now)
     # Activated at the observation time, as ingest does: the same bytes at any clock.
     record = activate(
-        review(packet, accept, checkpoint=checkpoint, now=ctx.now),
+        review(packet, fx.ACCEPT, checkpoint=checkpoint, now=ctx.now),
         f.lifecycle_corpus,
         checkpoint=checkpoint,
         now=parse_timestamp(f.observed_at),
     )
-    successor = review(packet, edit, checkpoint=checkpoint, now=ctx.now).record.candidate_ref
+    successor = review(packet, fx.EDIT, checkpoint=checkpoint, now=ctx.now).record.candidate_ref
     return record, successor
 
 
@@ -154,9 +138,9 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
                 timeout=f.lifecycle_binding.timeout_seconds,
             )
     session = ctx.recall(
-        f.request,
+        f.observed.request,
         corpus=f.lifecycle_corpus,
-        checkpoint=fx.read_checkpoint(fx.LIFECYCLE_CORPUS_ID),
+        checkpoint=fx.LIFECYCLE_CHECKPOINT,
         binding=f.lifecycle_binding,
     )
     packet = session.packet
