@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/bench_evaluate.py [--runs N]
 
-Every timed :func:`reward_memory.evaluation.evaluate` call builds its own fixture
-(its own namespace) and seeds a fresh store; nothing from a previous call is reused
-by the evaluation itself. Rows:
+Every timed :func:`reward_memory.evaluation.evaluate` call binds the fixture in a
+namespace of its own and seeds a fresh store; only the fixture's constant records
+(the event, the corpora, the checkpoints: built once at import, like any module
+constant) are shared between calls, never a result. Rows:
 
 - ``evaluate, memory, memos cleared``: the whole call (eight cases, seeding,
   cleanup, the packet) with every bounded memo of the library (its
