@@ -18,6 +18,9 @@ constant) are shared between calls, never a result. Rows:
 - ``evaluate, sqlite, memos cleared``: the whole call on a fresh SQLite file.
 - ``first evaluate in a new process``: median over new processes of the first
   call after import (cold regexes and memos: what the CLI pays).
+- ``calibration: one fresh ingest, memory``: one executed ingest of the fixture
+  event into a new store (the seam bench_ingest.py times against its 60 us
+  target), to scale the rows above to the reference machine.
 - CLI wall times (whole process, median): ``route-check`` and ``evaluate``.
 
 Targets on the reference 2-core machine: the eight cases <= 0.5 ms on the memory
@@ -78,6 +81,35 @@ _FIRST = (
     "import time, reward_memory.evaluation as e; t = time.perf_counter(); "
     "r = e.evaluate(); print((time.perf_counter() - t) * 1000.0, r.ok)"
 )
+
+
+def _ingest_us(runs: int) -> float:
+    from datetime import UTC, datetime
+
+    from reward_memory.evaluation.fixture import build_fixture
+    from reward_memory.ingestion import ingest
+    from reward_memory.testing.memory import InMemoryProvider
+
+    now = datetime.now(UTC)
+    samples = []
+    for _ in range(runs):
+        fixture, provider = build_fixture(now), InMemoryProvider()
+        start = time.perf_counter()
+        receipt = ingest(
+            fixture.event,
+            adapter="issue_fix",
+            corpus=fixture.corpus,
+            standing_policy=fixture.policy,
+            binding=fixture.binding,
+            provider=provider,
+            authority=fixture.authority,
+            observed_at=fixture.observed_at,
+            execute=True,
+            now=now,
+        )
+        samples.append((time.perf_counter() - start) * 1e6)
+        assert receipt.status == "activated"
+    return statistics.median(samples)
 
 
 def _first_call_ms(runs: int) -> float:
@@ -151,6 +183,7 @@ def main() -> int:
         {"what": "evaluate, memory, memos warm", "value": warm_whole, "unit": "ms"},
         {"what": "evaluate, sqlite, memos cleared", "value": sqlite_whole, "unit": "ms"},
         {"what": "first evaluate in a new process", "value": _first_call_ms(5), "unit": "ms"},
+        {"what": "calibration: one fresh ingest, memory", "value": _ingest_us(200), "unit": "us"},
         *({"what": name, "value": value, "unit": "s"} for name, value in walls.items()),
     ]
     targets = {"eight cases, memory, memos cleared": CASES_TARGET_MS} | dict.fromkeys(

@@ -2,7 +2,7 @@
 
 ``--provider URL`` runs it against any installed provider (default: a new
 in-memory provider): the fixture is seeded in a namespace of that store dedicated
-to this run (``reward_memory_evaluation:<run id>``) and deleted again afterwards.
+to this run (``reward_memory_evaluation.<run id>``) and deleted again afterwards.
 ``--now TIMESTAMP`` fixes the clock.
 The packet is ``reward_memory_evaluation_v0``; the exit code is 0 only when the
 gate is ``ready_for_bounded_dogfood`` (a broken provider holds it: exit 2).

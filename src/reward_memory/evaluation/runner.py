@@ -180,7 +180,7 @@ def evaluate(*, provider: Provider | str | None = None, now: datetime | None = N
             :func:`~reward_memory.providers.discovery.get_provider`, restarted by
             opening it again, closed at the end), or an SPI provider object.
             Everything is seeded in a namespace of this run only
-            (``reward_memory_evaluation:<run id>``), and
+            (``reward_memory_evaluation.<run id>``), and
             deleted again at the end. Case 1 restarts the provider: an object
             with ``handover()`` (the memory provider) hands its documents to a
             new object and is closed; a URL is closed and opened again; another
