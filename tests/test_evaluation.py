@@ -93,7 +93,8 @@ def test_metrics_are_measured_not_hard_coded(memory_run: Evaluation) -> None:
     assert any(case.latency_ms != int(case.latency_ms) for case in memory_run.cases)
     # Provider calls, counted by the proxy: the recall cases read; the guard-only cases don't.
     assert cases["compact_restart_survival"].provider_call_count == 2  # one search, one read
-    assert cases["supersede_revoke_rejection"].provider_call_count == 3  # search, two reads
+    # search and two reads; then, with the active copy beside them, search and three reads
+    assert cases["supersede_revoke_rejection"].provider_call_count == 7
     assert cases["stale_source_rejection"].provider_call_count == 0
     assert cases["multi_person_authority_conditions"].provider_call_count == 0
     assert cases["large_edge_case_patch_protection"].provider_call_count == 0
@@ -110,16 +111,16 @@ def test_metrics_are_measured_not_hard_coded(memory_run: Evaluation) -> None:
 def test_fixture_seeding_is_reported_apart_and_cleaned_up(memory_run: Evaluation) -> None:
     """Seeding is the corpus owner's write, counted under fixture, not in the gated count."""
     fixture = memory_run.fixture
-    assert fixture.seed_write_count == 3  # the ingested record, two lifecycle records
+    assert fixture.seed_write_count == 4  # the ingested record, three lifecycle copies
     assert fixture.seed_write_bytes > 0
-    assert fixture.cleanup_delete_count == 3
+    assert fixture.cleanup_delete_count == 4
     assert fixture.cleaned_up is True
     assert fixture.restart_count == 1
     assert fixture.provider_failure_count == 0
     cases = {case.case_id: case for case in memory_run.cases}
     assert cases["compact_restart_survival"].fixture_write_count == 1
-    assert cases["supersede_revoke_rejection"].fixture_write_count == 2
-    assert memory_run.metrics.fixture_write_count == 3
+    assert cases["supersede_revoke_rejection"].fixture_write_count == 3
+    assert memory_run.metrics.fixture_write_count == 4
 
 
 def test_metrics_sum_the_cases_and_dimensions_regroup_them(memory_run: Evaluation) -> None:

@@ -24,6 +24,7 @@ from reward_memory.records.envelope import Revocation, Supersession
 
 if TYPE_CHECKING:
     from reward_memory.evaluation.context import Context
+    from reward_memory.guarded_recall import RecallSession
     from reward_memory.records.active import ActiveRecord
 
 __all__ = ["compact_restart_survival", "supersede_revoke_rejection"]
@@ -106,7 +107,7 @@ def _relabelled(record: ActiveRecord, **changes: Any) -> ActiveRecord:
 
 
 def supersede_revoke_rejection(ctx: Context) -> Check:
-    """A superseded and a revoked copy of a record are never recalled."""
+    """A superseded and a revoked copy of a record are never recalled (its active copy is)."""
     check = Check()
     f = ctx.fixture
     record, successor = _accepted(ctx)
@@ -124,34 +125,54 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
             reason="Revoked by the corpus owner.",
         ),
     )
-    scope = f.lifecycle_binding.provider_scope
     with ctx.seeding():
-        for name, stored in (("superseded", superseded), ("revoked", revoked)):
-            content = canonical_json(to_plain(stored)).decode("utf-8")
-            # The writer built these bytes from the record: their first parse may reuse
-            # it, as ingest's own readback does (any other bytes are decoded as usual).
-            seed(content, stored)
-            ctx.provider.write(
-                scope=scope,
-                key=f"stage4-{name}.json",
-                content=content,
-                timeout=f.lifecycle_binding.timeout_seconds,
-            )
-    session = ctx.recall(
+        _store(ctx, "superseded", superseded)
+        _store(ctx, "revoked", revoked)
+    packet = _recall_lifecycle(ctx).packet
+    # The control: the same record, still active, beside them is recalled -- so the
+    # copies were refused for their lifecycle, not because the scope or bytes were bad.
+    with ctx.seeding():
+        _store(ctx, "active", record)
+    control = _recall_lifecycle(ctx)
+    recalled = [item.record.activation_ref for item in control.items]
+    check.that("recall_empty", packet.status == "empty")
+    check.that("no_result", packet.result_count == 0)
+    check.that("nothing_read_back_as_usable", not packet.result_readback_verified)
+    check.that("provider_was_asked", packet.provider_call_count > 0)
+    check.that("active_copy_recalled", control.packet.status == "completed")
+    check.that("only_the_active_copy", recalled == [record.activation_ref])
+    check.false_application(packet.result_count)
+    check.false_application(len(recalled) > 1)
+    check.evidence = {
+        "recall_status": packet.status,
+        "accepted_result_count": packet.result_count,
+        "stored_states": ["revoked", "superseded"],
+        "control_status": control.packet.status,
+        "control_result_count": control.packet.result_count,
+    }
+    return check
+
+
+def _store(ctx: Context, name: str, record: ActiveRecord) -> None:
+    """The corpus owner's write of one record into the lifecycle corpus."""
+    binding = ctx.fixture.lifecycle_binding
+    content = canonical_json(to_plain(record)).decode("utf-8")
+    # The writer built these bytes from the record: their first parse may reuse it,
+    # as ingest's own readback does (any other bytes are decoded as usual).
+    seed(content, record)
+    ctx.provider.write(
+        scope=binding.provider_scope,
+        key=f"stage4-{name}.json",
+        content=content,
+        timeout=binding.timeout_seconds,
+    )
+
+
+def _recall_lifecycle(ctx: Context) -> RecallSession:
+    f = ctx.fixture
+    return ctx.recall(
         f.observed.request,
         corpus=f.lifecycle_corpus,
         checkpoint=fx.LIFECYCLE_CHECKPOINT,
         binding=f.lifecycle_binding,
     )
-    packet = session.packet
-    check.that("recall_empty", packet.status == "empty")
-    check.that("no_result", packet.result_count == 0 and not session.items)
-    check.that("nothing_read_back_as_usable", not packet.result_readback_verified)
-    check.that("provider_was_asked", packet.provider_call_count > 0)
-    check.false_application(packet.result_count)
-    check.evidence = {
-        "recall_status": packet.status,
-        "accepted_result_count": packet.result_count,
-        "stored_states": ["revoked", "superseded"],
-    }
-    return check
