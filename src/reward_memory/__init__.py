@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         SchemaError,
         UnsafeTextError,
     )
+    from reward_memory.evaluation import evaluate
     from reward_memory.experiment import (
         ExperimentRuntime,
         experiment_status,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from reward_memory.records.candidate import AuthorityCheckpoint, Proposal, ReviewDecision
     from reward_memory.records.corpus import CorpusDeclaration
     from reward_memory.records.envelope import DurableEnvelope
+    from reward_memory.records.evaluation import Evaluation
     from reward_memory.records.experiment import ExperimentConfig
     from reward_memory.records.health import HealthObservation
     from reward_memory.records.ingest import IngestReceipt
@@ -66,8 +68,10 @@ if TYPE_CHECKING:
         RecallQuery,
         RecallRequest,
     )
+    from reward_memory.records.route import RouteCheck, RouteObservation
     from reward_memory.records.standing_policy import StandingPolicy
     from reward_memory.registry import build_registry, reference_registry
+    from reward_memory.routing import route_check
 
 __all__ = [
     "SPI_VERSION",
@@ -77,6 +81,7 @@ __all__ = [
     "AuthoritySource",
     "CorpusDeclaration",
     "DurableEnvelope",
+    "Evaluation",
     "Experiment",
     "ExperimentConfig",
     "ExperimentRuntime",
@@ -101,6 +106,8 @@ __all__ = [
     "RecordValidationError",
     "ReviewDecision",
     "RewardMemoryError",
+    "RouteCheck",
+    "RouteObservation",
     "SchemaError",
     "StandingPolicy",
     "UnsafeTextError",
@@ -115,6 +122,7 @@ __all__ = [
     "build_registry",
     "classify_health",
     "configure_goal",
+    "evaluate",
     "execute_recall",
     "experiment_status",
     "get_provider",
@@ -127,6 +135,7 @@ __all__ = [
     "reference_registry",
     "resolve_experiment",
     "review",
+    "route_check",
 ]
 
 # public name -> module that defines it
@@ -187,6 +196,11 @@ _LAZY: dict[str, str] = {
     "recall": "reward_memory.guarded_recall",
     "reference_registry": "reward_memory.registry",
     "review": "reward_memory.candidates",
+    "Evaluation": "reward_memory.records.evaluation",
+    "evaluate": "reward_memory.evaluation",
+    "RouteCheck": "reward_memory.records.route",
+    "RouteObservation": "reward_memory.records.route",
+    "route_check": "reward_memory.routing",
 }
 
 

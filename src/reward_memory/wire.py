@@ -108,6 +108,11 @@ PACKET_TYPES: Final[dict[str, str]] = {
     "reward_memory_dogfood_receipt_v1": "reward_memory.records.dogfood:DogfoodReceipt",
     "reward_memory_dogfood_batch_v1": "reward_memory.records.dogfood:DogfoodBatch",
     "memory_utility_observation_v0": "reward_memory.records.utility:UtilityObservation",
+    "reward_memory_pilot_meta_route_observation_v0": (
+        "reward_memory.records.route:RouteObservation"
+    ),
+    "reward_memory_pilot_meta_route_v0": "reward_memory.records.route:RouteCheck",
+    "reward_memory_evaluation_v0": "reward_memory.records.evaluation:Evaluation",
 }
 
 

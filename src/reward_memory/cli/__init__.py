@@ -61,6 +61,11 @@ VERBS: Final[dict[str, tuple[str, str]]] = {
         "edit / retire / revoke / purge one active record (dry run unless --execute)",
     ),
     "explain": ("reward_memory.cli._explain", "the lineage of a receipt, link by link"),
+    "evaluate": (
+        "reward_memory.cli._evaluate",
+        "the Stage-4 contract suite and release gate (exit 2 when it holds)",
+    ),
+    "route-check": ("reward_memory.cli._route_check", "pilot/meta delegation guard for one change"),
     "providers": ("reward_memory.cli._providers", "installed providers, and one provider's health"),
     "schema": ("reward_memory.cli._schema", "list, show or validate packet schemas"),
 }

@@ -505,6 +505,28 @@ class InMemoryProvider:
             self._log_entries.clear()
             self._logged.clear()
 
+    def handover(self) -> InMemoryProvider:
+        """A new provider object over this one's documents; this one is closed (a restart).
+
+        What a process restart is for a real store: the documents (refs, keys,
+        contents, write order) and the fault switches carry over to the new
+        object; the call log starts empty, and this object refuses every later
+        operation, like a closed connection.
+        """
+        successor = type(self)(default_timeout=self._default_timeout)
+        with self._lock:
+            successor._faults = self._faults
+            successor._sequence = self._sequence
+            for scope, space in self._spaces.items():
+                # Documents are never changed after a write: the new store shares them.
+                copied = successor._spaces[scope] = _Space()
+                copied.documents = dict(space.documents)
+                copied.by_sequence = dict(space.by_sequence)
+                copied.postings = {term: set(held) for term, held in space.postings.items()}
+                copied.last_written = space.last_written
+            self._closed = True
+        return successor
+
     # -- the SPI ------------------------------------------------------------------------
 
     def write(

@@ -1,0 +1,138 @@
+"""The guard cases: scope isolation, stale sources and person-bound authority.
+
+Each asks a real guard (recall's request guard, the candidate guard, the
+authority source) to stop what must not pass, and checks that it does so before
+any provider call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reward_memory.candidates import propose, review
+from reward_memory.evaluation import fixture as fx
+from reward_memory.evaluation.context import Check
+
+if TYPE_CHECKING:
+    from reward_memory.evaluation.context import Context
+
+__all__ = [
+    "multi_person_authority_conditions",
+    "project_module_scope_isolation",
+    "stale_source_rejection",
+]
+
+
+def project_module_scope_isolation(ctx: Context) -> Check:
+    """Another project, another module's surface, a sibling scope: nothing crosses."""
+    check = Check()
+    f = ctx.fixture
+    meter = ctx.provider.meters["case"]
+    calls_before = meter.calls
+    project = ctx.recall(
+        f.observed.other_project_request,
+        corpus=f.corpus,
+        checkpoint=fx.OTHER_PROJECT_CHECKPOINT,
+        binding=f.binding,
+    ).packet
+    surface = ctx.recall(
+        f.observed.other_surface_request,
+        corpus=f.corpus,
+        checkpoint=fx.OTHER_SURFACE_CHECKPOINT,
+        binding=f.binding,
+    ).packet
+    blocked_calls = meter.calls - calls_before
+    sibling = ctx.recall(
+        f.observed.other_project_request,
+        corpus=f.sibling_corpus,
+        checkpoint=fx.SIBLING_CHECKPOINT,
+        binding=f.sibling_binding,
+    ).packet
+    check.that("project_blocked", project.status == "guard_blocked")
+    check.that("project_scope_mismatch", "project_scope_mismatch" in project.reason_codes)
+    check.that("surface_blocked", surface.status == "guard_blocked")
+    check.that("surface_scope_mismatch", "surface_scope_mismatch" in surface.reason_codes)
+    check.that("blocked_requests_made_no_provider_call", blocked_calls == 0)
+    check.that("sibling_scope_sees_nothing", sibling.status == "empty" and not sibling.results)
+    check.false_application(blocked_calls)
+    check.false_application(sibling.result_count)
+    check.evidence = {
+        "project_status": project.status,
+        "surface_status": surface.status,
+        "provider_call_count": blocked_calls,
+        "sibling_status": sibling.status,
+        "sibling_result_count": sibling.result_count,
+    }
+    return check
+
+
+def stale_source_rejection(ctx: Context) -> Check:
+    """A stale revision stops recall before the provider, and a stale source stops a candidate."""
+    check = Check()
+    f = ctx.fixture
+    meter = ctx.provider.meters["case"]
+    calls_before = meter.calls
+    packet = ctx.recall(
+        f.observed.stale_request,
+        corpus=f.corpus,
+        checkpoint=f.checkpoint,
+        binding=f.binding,
+    ).packet
+    calls = meter.calls - calls_before
+    # The same event, its source no longer current (mapped by the Issue Fix adapter).
+    candidate = propose(f.observed.stale_proposal, fx.AUTHORITY_CHECKPOINT, now=ctx.now)
+    wanted = ("source_revision_mismatch", "request_revision_mismatch")
+    check.that("recall_blocked", packet.status == "guard_blocked")
+    check.that("source_revision_mismatch", wanted[0] in packet.reason_codes)
+    check.that("request_revision_mismatch", wanted[1] in packet.reason_codes)
+    check.that("no_provider_call", calls == 0)
+    check.that("stale_candidate_blocked", candidate.status == "guard_blocked")
+    check.that(
+        "stale_candidate_reason",
+        "source_freshness_not_current" in candidate.guard.reason_codes,
+    )
+    check.false_application(calls)
+    check.evidence = {
+        "recall_status": packet.status,
+        "reason_codes": [code for code in packet.reason_codes if code in wanted],
+        "provider_call_count": calls,
+        "candidate_status": candidate.status,
+    }
+    return check
+
+
+def multi_person_authority_conditions(ctx: Context) -> Check:
+    """Authority binds the exact person and role: another actor gains nothing."""
+    check = Check()
+    f = ctx.fixture
+    proposal = f.observed.proposal
+    matching = propose(proposal, fx.AUTHORITY_CHECKPOINT, now=ctx.now)
+    other = propose(proposal, fx.OTHER_ACTOR_CHECKPOINT, now=ctx.now)
+    role = propose(proposal, fx.OTHER_ROLE_CHECKPOINT, now=ctx.now)
+    attempted = review(other, fx.OTHER_ACTOR_ACCEPT, now=ctx.now)
+    vouched = f.authority.checkpoint_for(
+        actor_ref=fx.OTHER_ACTOR,
+        actor_role=fx.ROLE,
+        project_ref=fx.PROJECT,
+        action_scopes=(fx.ACTION_SCOPE,),
+        now=ctx.now,
+    )
+    check.that("matching_actor_passes", matching.status == "review_ready")
+    check.that("other_actor_blocked", other.status == "guard_blocked")
+    check.that("authority_actor_mismatch", "authority_actor_mismatch" in other.guard.reason_codes)
+    check.that(
+        "authority_actor_role_mismatch",
+        "authority_actor_role_mismatch" in role.guard.reason_codes,
+    )
+    check.that("accept_becomes_no_write", attempted.effective_decision == "no_write")
+    check.that("authority_source_does_not_vouch", vouched is None)
+    check.false_application(attempted.status == "active")
+    check.false_application(vouched is not None)
+    check.evidence = {
+        "matching_actor_guard": matching.guard.passed,
+        "mismatched_actor_guard": other.guard.passed,
+        "mismatched_role_guard": role.guard.passed,
+        "reason_codes": sorted(set(other.guard.reason_codes) | set(role.guard.reason_codes)),
+        "attempted_accept": attempted.effective_decision,
+    }
+    return check

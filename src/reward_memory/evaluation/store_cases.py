@@ -1,0 +1,178 @@
+"""The cases over stored records: restart survival, and supersede/revoke rejection.
+
+Both seed the store the way its corpus owner would (ingest, or the owner's own
+write of a record whose lifecycle changed) inside :meth:`Context.seeding`, then
+recall through the real guarded recall.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from reward_memory._recall.readback import seed
+from reward_memory.activation import activate, activation_ref_of
+from reward_memory.candidates import propose, review
+from reward_memory.digests import canonical_json
+from reward_memory.evaluation import fixture as fx
+from reward_memory.evaluation.context import Check
+from reward_memory.grammars import parse_timestamp
+from reward_memory.ingestion import ingest
+from reward_memory.records._plain import to_plain
+from reward_memory.records.envelope import Revocation, Supersession
+
+if TYPE_CHECKING:
+    from reward_memory.evaluation.context import Context
+    from reward_memory.guarded_recall import RecallSession
+    from reward_memory.records.active import ActiveRecord
+
+__all__ = ["compact_restart_survival", "supersede_revoke_rejection"]
+
+
+def compact_restart_survival(ctx: Context) -> Check:
+    """An ingested record survives a real restart and is recalled exactly, compactly."""
+    check = Check()
+    f = ctx.fixture
+    with ctx.seeding():
+        before = ctx.provider.meters["fixture"].write_bytes
+        receipt = ingest(
+            f.event,
+            adapter="issue_fix",
+            corpus=f.corpus,
+            standing_policy=f.policy,
+            binding=f.binding,
+            provider=ctx.provider,
+            authority=f.authority,
+            observed_at=f.observed_at,
+            execute=True,
+            now=ctx.now,
+        )
+        written = ctx.provider.meters["fixture"].write_bytes - before
+        restarted = ctx.restart()
+    calls_before = ctx.provider.meters["case"].calls
+    session = ctx.recall(
+        f.observed.request,
+        corpus=f.corpus,
+        checkpoint=f.checkpoint,
+        binding=f.binding,
+    )
+    calls = ctx.provider.meters["case"].calls - calls_before
+    packet = session.packet
+    items = session.items
+    check.that("seed_activated", receipt.status == "activated")
+    check.that("restarted_on_a_new_provider_object", restarted)
+    check.that("recall_completed", packet.status == "completed")
+    check.that("readback_verified", packet.result_readback_verified)
+    check.that("one_result", packet.result_count == 1 and len(items) == 1)
+    check.that(
+        "same_record_after_restart",
+        bool(items) and items[0].record.activation_ref == receipt.activation_ref,
+    )
+    check.that("provider_counted_every_call", calls == packet.provider_call_count and calls > 0)
+    check.that("record_is_compact", 0 < written <= 4096)
+    check.false_application(any(item.candidate_ref != receipt.candidate_ref for item in items))
+    check.evidence = {
+        "seed_status": receipt.status,
+        "serialized_bytes": written,
+        "restarted": restarted,
+        "recall_status": packet.status,
+        "readback_verified": packet.result_readback_verified,
+        "result_count": packet.result_count,
+        "provider_call_count": calls,
+    }
+    return check
+
+
+def _accepted(ctx: Context) -> tuple[ActiveRecord, str]:
+    """The fixture candidate proposed, accepted and activated in the
+    lifecycle corpus; also the ref of its edited successor."""
+    f = ctx.fixture
+    checkpoint = fx.AUTHORITY_CHECKPOINT
+    packet = propose(f.observed.proposal, checkpoint, now=ctx.now)
+    # Activated at the observation time, as ingest does: the same bytes at any clock.
+    record = activate(
+        review(packet, fx.ACCEPT, checkpoint=checkpoint, now=ctx.now),
+        f.lifecycle_corpus,
+        checkpoint=checkpoint,
+        now=parse_timestamp(f.observed_at),
+    )
+    successor = review(packet, fx.EDIT, checkpoint=checkpoint, now=ctx.now).record.candidate_ref
+    return record, successor
+
+
+def _relabelled(record: ActiveRecord, **changes: Any) -> ActiveRecord:
+    changed = attrs.evolve(record, activation_ref="activation:pending", **changes)
+    return attrs.evolve(changed, activation_ref=activation_ref_of(changed))
+
+
+def supersede_revoke_rejection(ctx: Context) -> Check:
+    """A superseded and a revoked copy of a record are never recalled (its active copy is)."""
+    check = Check()
+    f = ctx.fixture
+    record, successor = _accepted(ctx)
+    superseded = _relabelled(
+        record,
+        lifecycle_state="superseded",
+        supersession=Supersession(superseded_by_ref=successor),
+    )
+    revoked = _relabelled(
+        record,
+        lifecycle_state="revoked",
+        revocation=Revocation(
+            revoked_by_ref=fx.OWNER,
+            revoked_at=f.observed_at,
+            reason="Revoked by the corpus owner.",
+        ),
+    )
+    with ctx.seeding():
+        _store(ctx, "superseded", superseded)
+        _store(ctx, "revoked", revoked)
+    packet = _recall_lifecycle(ctx).packet
+    # The control: the same record, still active, beside them is recalled -- so the
+    # copies were refused for their lifecycle, not because the scope or bytes were bad.
+    with ctx.seeding():
+        _store(ctx, "active", record)
+    control = _recall_lifecycle(ctx)
+    recalled = [item.record.activation_ref for item in control.items]
+    check.that("recall_empty", packet.status == "empty")
+    check.that("no_result", packet.result_count == 0)
+    check.that("nothing_read_back_as_usable", not packet.result_readback_verified)
+    check.that("provider_was_asked", packet.provider_call_count > 0)
+    check.that("active_copy_recalled", control.packet.status == "completed")
+    check.that("only_the_active_copy", recalled == [record.activation_ref])
+    check.false_application(packet.result_count)
+    check.false_application(len(recalled) > 1)
+    check.evidence = {
+        "recall_status": packet.status,
+        "accepted_result_count": packet.result_count,
+        "stored_states": ["revoked", "superseded"],
+        "control_status": control.packet.status,
+        "control_result_count": control.packet.result_count,
+    }
+    return check
+
+
+def _store(ctx: Context, name: str, record: ActiveRecord) -> None:
+    """The corpus owner's write of one record into the lifecycle corpus."""
+    binding = ctx.fixture.lifecycle_binding
+    content = canonical_json(to_plain(record)).decode("utf-8")
+    # The writer built these bytes from the record: their first parse may reuse it,
+    # as ingest's own readback does (any other bytes are decoded as usual).
+    seed(content, record)
+    ctx.provider.write(
+        scope=binding.provider_scope,
+        key=f"stage4-{name}.json",
+        content=content,
+        timeout=binding.timeout_seconds,
+    )
+
+
+def _recall_lifecycle(ctx: Context) -> RecallSession:
+    f = ctx.fixture
+    return ctx.recall(
+        f.observed.request,
+        corpus=f.lifecycle_corpus,
+        checkpoint=fx.LIFECYCLE_CHECKPOINT,
+        binding=f.lifecycle_binding,
+    )
