@@ -52,11 +52,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory._boundary import strict_packet
 from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
 from reward_memory.activation import activate
 from reward_memory.candidates import propose, review
@@ -79,8 +81,6 @@ from reward_memory.records.recall import (
 from reward_memory.records.standing_policy import StandingPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from reward_memory.authority import AuthoritySource
     from reward_memory.providers.spi import Provider
     from reward_memory.records.candidate import CandidatePacket
@@ -155,12 +155,25 @@ def _plain(value: Any) -> Any:
 
 
 def _event_proposal(adapter: str, event: Any) -> Proposal:
+    # A mapping (a module's JSON) is typed here in one strict pass, with the
+    # schema's error when it has one: the same verdict and error as the
+    # adapter's schema-then-record boundary, without jsonschema on every call.
     if adapter == "issue_fix_maintainer_feedback":
-        from reward_memory.adapters.issue_fix import issue_fix_proposal  # noqa: PLC0415
+        from reward_memory.adapters.issue_fix import (  # noqa: PLC0415
+            IssueFixEvent,
+            issue_fix_proposal,
+        )
 
+        if isinstance(event, Mapping):
+            event = strict_packet(dict(event), IssueFixEvent)
         return issue_fix_proposal(event)
-    from reward_memory.adapters.scoped_feedback import scoped_feedback_proposal  # noqa: PLC0415
+    from reward_memory.adapters.scoped_feedback import (  # noqa: PLC0415
+        ScopedFeedbackEvent,
+        scoped_feedback_proposal,
+    )
 
+    if isinstance(event, Mapping):
+        event = strict_packet(dict(event), ScopedFeedbackEvent)
     return scoped_feedback_proposal(event)
 
 
@@ -202,6 +215,8 @@ def _check_inputs(adapter: object, corpus: object, binding: object, authority: o
 
 
 def _as_policy(policy: StandingPolicy | Mapping[str, Any]) -> StandingPolicy:
+    if type(policy) is not StandingPolicy and isinstance(policy, Mapping):
+        return strict_packet(dict(policy), StandingPolicy)  # one strict pass (see _event_proposal)
     return as_record(policy, StandingPolicy, what="a standing policy", path="standing_policy")
 
 

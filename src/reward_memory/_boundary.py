@@ -1,0 +1,248 @@
+"""One strict pass at the JSON boundary: the record walk first, the schema only to name an error.
+
+A file or packet from outside is built into its record by the strict walk of
+:mod:`reward_memory.records._plain` (exact key sets, objects and lists only
+where declared, every grammar rule the records' own validators), and the built
+record is then held to its declared field types (a nested record where one is
+declared, exact scalars: ``1`` is no ``True``, ``"777"`` no ``777``; ``None``
+only where the type says ``| None``), which a field without a validator would
+not check, and every key the schema requires must be present (a field with a
+default may be absent from a record, not from every schema: the keys are read
+from the schema documents, a few small JSON files, without ``jsonschema``).
+Together they refuse what the published JSON Schema refuses
+(``tests/test_boundary.py`` mutates every field of the example inputs and holds
+the two to that), so valid input is validated once and never pays for
+``jsonschema`` (~25-60 ms to import and compile at a verb's start-up).
+
+Invalid input is the rare path: there the schema runs too, so the error a
+caller sees is the one the published contract gives (the schema's code and
+field path) whenever the schema refuses the input, and the record's own error
+(the cross-field rules no schema states) otherwise.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Final, Literal, TypeVar, Union, cast
+
+import attrs
+
+from reward_memory.errors import RecordValidationError
+from reward_memory.records._plain import from_plain
+
+__all__ = ["strict_packet", "strict_record"]
+
+T = TypeVar("T")
+
+
+def strict_record(cls: type[T], data: Any, schema: str, *, definition: str | None = None) -> T:
+    """Build ``cls`` from parsed JSON ``data``; on refusal, raise the schema's error if it has one.
+
+    ``schema`` is the published schema the data claims (``definition`` one of its
+    ``$defs``, for a record embedded without a ``schema_version`` of its own).
+    ``data`` must be parsed JSON (plain dicts, lists, scalars, within the bounds
+    of :mod:`reward_memory.jsonio`).
+
+    Raises:
+        RecordValidationError: the schema's error (field path named) when the
+            schema refuses ``data``, else the record's.
+    """
+    try:
+        record: T = from_plain(cls, data)
+        wrong = _mistyped(record, data, "$")
+        if wrong is None:
+            wrong = _unrequired(data, schema, definition)
+    except RecordValidationError:
+        _schema_error(data, schema, definition)
+        raise
+    except (AttributeError, TypeError):  # a cross-field rule met a field of the wrong type
+        wrong = "$"
+    if wrong is not None:
+        _schema_error(data, schema, definition)
+        raise RecordValidationError("has the wrong type", path=wrong, code="wrong_type")
+    return record
+
+
+def _schema_error(data: Any, schema: str, definition: str | None) -> None:
+    """Raise the schema's error for ``data`` if the schema refuses it (the error path only)."""
+    from reward_memory import schemas  # noqa: PLC0415 - never imported for valid input
+
+    if definition is None:
+        schemas.validate(data, schema)
+    else:
+        schemas.validate_definition(data, schema, definition)
+
+
+# -- the keys the schema requires ----------------------------------------------------
+
+_SUFFIX: Final = ".schema.json"
+_DOCUMENTS: Final[dict[str, dict[str, Any]]] = {}
+
+
+def _document(name: str) -> dict[str, Any]:
+    """One bundled schema document by file stem (read once; ``common`` included)."""
+    found = _DOCUMENTS.get(name)
+    if found is None:
+        import json  # noqa: PLC0415
+
+        from reward_memory.schemas import schema_dir  # noqa: PLC0415 - no jsonschema import
+
+        text = schema_dir().joinpath(name + _SUFFIX).read_text(encoding="utf-8")
+        found = _DOCUMENTS[name] = json.loads(text)
+    return found
+
+
+def _resolved(node: Any, here: str) -> tuple[Any, str]:
+    """Follow ``$ref`` chains (``file.schema.json#/$defs/X`` or ``#/$defs/X``)."""
+    while isinstance(node, dict) and "$ref" in node:
+        target, _, pointer = node["$ref"].partition("#")
+        if target:
+            here = target.removesuffix(_SUFFIX)
+        node = _document(here)
+        for part in pointer.split("/")[1:]:
+            node = node[part]
+    return node, here
+
+
+def _unrequired(data: Any, schema: str, definition: str | None) -> str | None:
+    """The path of the first key the schema requires that ``data`` lacks, or ``None``."""
+    node: Any = _document(schema)
+    if definition is not None:
+        node = node["$defs"][definition]
+    return _lacking(data, node, schema, "$")
+
+
+def _lacking(data: Any, node: Any, here: str, path: str) -> str | None:
+    node, here = _resolved(node, here)
+    if not isinstance(node, dict):
+        return None
+    if type(data) is dict:
+        for key in node.get("required", ()):
+            if key not in data:
+                return f"{path}.{key}"
+        properties = node.get("properties", {})
+        for key, value in data.items():
+            inner = properties.get(key)
+            if inner is not None:
+                wrong = _lacking(value, inner, here, f"{path}.{key}")
+                if wrong is not None:
+                    return wrong
+    elif type(data) is list:
+        inner = node.get("items")
+        if inner is not None:
+            for index, value in enumerate(data):
+                wrong = _lacking(value, inner, here, f"{path}[{index}]")
+                if wrong is not None:
+                    return wrong
+    # anyOf / allOf / if-then branches are left to the records, which the mutation
+    # tests hold to the schema.
+    return None
+
+
+# -- the type gate ------------------------------------------------------------------------
+
+# (value, the JSON it was built from, path) -> the offending path, or None
+_Check = typing.Callable[[Any, Any, str], "str | None"]
+_GATES: Final[dict[type[Any], tuple[tuple[str, _Check], ...]]] = {}
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_ABSENT: Final = object()
+
+
+def _mistyped(record: Any, data: Any, path: str) -> str | None:
+    """The path of the first field of ``record`` that is not of its declared type, or ``None``.
+
+    ``data`` is the JSON object ``record`` was built from: a record's
+    ``schema_version``, which the schema requires, must have been given.
+    """
+    if type(data) is not dict:
+        return path
+    gate = _gate(type(record))
+    if gate and gate[0][0] == "schema_version" and "schema_version" not in data:
+        return f"{path}.schema_version"
+    for name, check in gate:
+        given = data.get(name, _ABSENT)
+        if given is _ABSENT:
+            continue  # the field's default, built by the record itself
+        wrong = check(getattr(record, name), given, f"{path}.{name}")
+        if wrong is not None:
+            return wrong
+    return None
+
+
+def _gate(cls: type[Any]) -> tuple[tuple[str, _Check], ...]:
+    known = _GATES.get(cls)
+    if known is None:
+        hints = typing.get_type_hints(cls)
+        known = _GATES[cls] = tuple(
+            (field.name, _check_of(hints[field.name])) for field in attrs.fields(cls)
+        )
+    return known
+
+
+def _check_of(hint: Any) -> _Check:
+    """A checker for one declared type: returns the offending path, or ``None``."""
+    origin = typing.get_origin(hint)
+    if hint is Any or hint is object:
+        return _anything
+    if hint in _SCALARS:
+        return _exactly(hint)
+    if origin is Literal:
+        allowed = tuple((type(arg), arg) for arg in typing.get_args(hint))
+        return lambda value, data, path: None if (type(value), value) in allowed else path
+    if origin is Union or origin is types.UnionType:
+        branches = tuple(_check_of(arg) for arg in typing.get_args(hint))
+        return lambda value, data, path: (
+            None if any(branch(value, data, path) is None for branch in branches) else path
+        )
+    if origin is tuple:
+        args = typing.get_args(hint)
+        item = _check_of(args[0]) if args else _anything
+        return lambda value, data, path: _items(value, data, path, item)
+    if origin is dict or origin is typing.Mapping or hint is dict:
+        return lambda value, data, path: None if isinstance(value, dict) else path
+    if isinstance(hint, type) and attrs.has(hint):
+        return lambda value, data, path: (
+            _mistyped(value, data, path) if type(value) is hint else path
+        )
+    return _anything  # a type no JSON value builds (the record's own validator decides)
+
+
+def _anything(value: Any, data: Any, path: str) -> str | None:
+    del value, data, path
+    return None
+
+
+def _exactly(kind: type[Any]) -> _Check:
+    if kind is float:  # JSON has one number type; an integer is a valid float
+        return lambda value, data, path: None if type(value) in (int, float) else path
+    return lambda value, data, path: None if type(value) is kind else path
+
+
+def _items(value: Any, data: Any, path: str, item: _Check) -> str | None:
+    if type(value) is not tuple:
+        return path
+    given = data if type(data) is list and len(data) == len(value) else [None] * len(value)
+    for index, element in enumerate(value):
+        wrong = item(element, given[index], f"{path}[{index}]")
+        if wrong is not None:
+            return wrong
+    return None
+
+
+def strict_packet(data: Any, cls: type[T]) -> T:
+    """:func:`~reward_memory.records._plain.load_plain` in one strict pass: a packet of
+    ``cls`` (its ``schema_version`` names the schema), built by :func:`strict_record`.
+
+    Raises:
+        RecordValidationError: not an object, no ``schema_version``, or the
+            schema's (else the record's) first error, with its field path.
+    """
+    expected: str = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
+    if not isinstance(data, dict):
+        raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
+    if "schema_version" not in data:
+        raise RecordValidationError(
+            "schema_version is missing", path="$.schema_version", code="schema_version_missing"
+        )
+    return strict_record(cls, data, expected)
