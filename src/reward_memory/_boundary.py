@@ -238,7 +238,7 @@ def strict_packet(data: Any, cls: type[T]) -> T:
         RecordValidationError: not an object, no ``schema_version``, or the
             schema's (else the record's) first error, with its field path.
     """
-    expected: str = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
+    expected = str(attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default)
     if not isinstance(data, dict):
         raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
     if "schema_version" not in data:

@@ -13,8 +13,6 @@ import json
 from datetime import datetime  # noqa: TC003 - attrs resolves it
 from typing import Any, Final
 
-import attrs
-
 from reward_memory.grammars import parse_timestamp
 from reward_memory.records._plain import from_plain
 from reward_memory.records.active import ActiveRecord, LegacyActiveRecord, record_ref_of
@@ -24,11 +22,11 @@ from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 -
 __all__ = ["Parsed", "identity", "parse", "seed"]
 
 _PARSE_CACHE_SIZE: Final = 2048
+_UNSET: Final = object()
 _V1: Final = "reward_memory_active_record_v1"
 _V0: Final = "reward_memory_active_record_v0"
 
 
-@attrs.frozen(kw_only=True, eq=False)
 class Parsed:
     """A readback parsed into a record, plus what the item filter needs (cached).
 
@@ -38,25 +36,88 @@ class Parsed:
     record's ``record_ref`` (corpus and candidate: which memory it is, checked
     when the record is built), so the same record stored under several refs,
     re-serialised, or activated twice reaches the model once.
+
+    A plain slotted class, not an attrs record: it is built once per record read
+    for the first time (the cold recall path) from a record that is already
+    validated, so it has nothing to check. The two times are parsed on first use
+    (``expires_at`` only for a record with an expiry, ``born_at`` only in a
+    time-bound corpus).
     """
 
-    record: ActiveRecord | LegacyActiveRecord
-    legacy: bool
-    identity: tuple[str | None, ...]
-    surfaces: frozenset[str]
-    revision_ref: str | None
-    candidate_ref: str
-    class_id: ClassId
-    content_summary: str
-    live: bool  # lifecycle active (so not revoked, superseded or retired: see envelope.py)
-    expires_at: datetime | None
-    # The record's earliest time (source observation or activation): its age starts here.
-    born_at: datetime | None
-    public: bool  # the record's own visibility is public_safe
-    supersedes: tuple[str, ...]  # the refs this record supersedes (candidate or activation refs)
-    record_key: str
-    content_digest: str
-    authority_level: str
+    __slots__ = (
+        "_born",
+        "_expires",
+        "authority_level",
+        "candidate_ref",
+        "class_id",
+        "content_digest",
+        "content_summary",
+        "expires_raw",
+        "identity",
+        "legacy",
+        "live",
+        "public",
+        "record",
+        "record_key",
+        "revision_ref",
+        "stamps",
+        "supersedes",
+        "surfaces",
+    )
+
+    def __init__(
+        self,
+        *,
+        record: ActiveRecord | LegacyActiveRecord,
+        legacy: bool,
+        identity: tuple[str | None, ...],
+        surfaces: frozenset[str],
+        revision_ref: str | None,
+        candidate_ref: str,
+        class_id: ClassId,
+        content_summary: str,
+        live: bool,
+        expires_raw: str | None,
+        stamps: tuple[str | None, ...],
+        public: bool,
+        supersedes: tuple[str, ...],
+        record_key: str,
+        content_digest: str,
+        authority_level: str,
+    ) -> None:
+        self.record = record
+        self.legacy = legacy
+        self.identity = identity
+        self.surfaces = surfaces
+        self.revision_ref = revision_ref
+        self.candidate_ref = candidate_ref
+        self.class_id = class_id
+        self.content_summary = content_summary
+        self.live = live  # lifecycle active (not revoked, superseded or retired: envelope.py)
+        self.expires_raw = expires_raw
+        self.stamps = stamps  # the record's times its age may start at (source, activation)
+        self.public = public  # the record's own visibility is public_safe
+        self.supersedes = supersedes  # the refs this record supersedes
+        self.record_key = record_key
+        self.content_digest = content_digest
+        self.authority_level = authority_level
+        self._expires: datetime | object | None = _UNSET
+        self._born: datetime | object | None = _UNSET
+
+    @property
+    def expires_at(self) -> datetime | None:
+        """When the record expires (``None``: never)."""
+        if self._expires is _UNSET:
+            raw = self.expires_raw
+            self._expires = None if raw is None else parse_timestamp(raw)
+        return self._expires  # type: ignore[return-value]
+
+    @property
+    def born_at(self) -> datetime | None:
+        """The record's earliest time (source observation or activation): its age starts here."""
+        if self._born is _UNSET:
+            self._born = _earliest(*self.stamps)
+        return self._born  # type: ignore[return-value]
 
 
 def identity(
@@ -105,8 +166,8 @@ def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
         class_id=record.class_id,
         content_summary=record.content_summary,
         live=record.lifecycle_state == "active",
-        expires_at=None if expires is None else parse_timestamp(expires),
-        born_at=_earliest(record.source.observed_at, record.activated_at),
+        expires_raw=expires,
+        stamps=(record.source.observed_at, record.activated_at),
         public=record.privacy.visibility == "public_safe",
         supersedes=record.supersession.supersedes_refs,
         record_key=record.record_ref,
@@ -130,9 +191,9 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         class_id=record.target_class,
         content_summary=record.content_summary,
         live=lifecycle.state == "active",
-        expires_at=None if expires is None else parse_timestamp(expires),
+        expires_raw=expires,
         # A v0 source carries no time: a legacy record's age starts at its activation.
-        born_at=_earliest(record.activated_at),
+        stamps=(record.activated_at,),
         public=False,  # v0 has no visibility: its summary is never exposed
         supersedes=lifecycle.supersedes_refs,
         record_key=record_ref_of(record.corpus_id, record.candidate_ref),
