@@ -39,6 +39,7 @@ from reward_memory import schemas, wire
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.ingestion import aingest, ingest, policy_digest, target_key
 from reward_memory.providers.spi import ReadResult, WriteResult
+from reward_memory.records.active import ActiveRecord
 from reward_memory.records.ingest import INGEST_STATUSES, STATUS_REASON_CODES, IngestReceipt
 from reward_memory.testing import InMemoryProvider
 
@@ -527,18 +528,21 @@ def test_a_naive_clock_is_refused() -> None:
         ingest_hard(now=datetime(2026, 1, 1))
 
 
-def test_a_seeded_readback_parses_to_what_decoding_gives() -> None:
-    """The ingest loop seeds the readback parse with the record it wrote; that shortcut
-    must give exactly what decoding and validating the same content gives."""
+def test_the_written_record_parses_to_what_decoding_gives() -> None:
+    """The ingest loop hands the record it wrote to its verification recall; that
+    shortcut must give exactly what decoding and validating the same content gives,
+    and it leaves nothing behind: the next recall decodes the stored bytes itself."""
     from reward_memory._recall import readback
 
     for run, bound in ((ingest_hard, hard_binding()), (ingest_soft, soft_binding())):
         provider = InMemoryProvider()
+        readback.parse.cache_clear()
         assert run(provider=provider).status == "activated"
+        assert readback.parse.cache_info().currsize == 0  # exact bytes: nothing decoded
         (content,) = provider.documents(bound.provider_scope).values()
-        seeded = readback.parse(content)  # the seed (consumed on the first parse)
-        assert seeded is not None
-        decoded = readback._parse_v1(json.loads(content), content)
+        seeded = readback.written(wire.load(json.loads(content), ActiveRecord), content)
+        decoded = readback.parse(content)
+        assert decoded is not None
         names = [name for name in readback.Parsed.__slots__ if not name.startswith("_")]
         assert [getattr(seeded, name) for name in (*names, "expires_at", "born_at")] == [
             getattr(decoded, name) for name in (*names, "expires_at", "born_at")

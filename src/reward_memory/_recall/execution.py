@@ -204,6 +204,8 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     provider: Provider,
     now: datetime,
     clock: Callable[[], float],
+    *,
+    known: tuple[str, Parsed] | None = None,
 ) -> RecallSession:
     """Run a guarded request packet (blocked: no provider call); never raises for a provider.
 
@@ -213,6 +215,11 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     answer came late) fails open with ``recall_deadline_exceeded``. Only
     ``KeyboardInterrupt`` and ``SystemExit`` propagate. (Hot path: the SPI's own
     result types are read inline; anything else goes through the checked helpers.)
+
+    ``known`` is ``(content, parse)`` of the one content the caller itself has
+    just written (:func:`~reward_memory._recall.readback.written`): a readback of
+    exactly that content uses it instead of decoding it again; any other content
+    is parsed.
     """
     if not request_packet.guard.passed:
         blocked = _packet(request_packet, "guard_blocked")
@@ -232,6 +239,7 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     keys: set[str] = set()
     superseding = False
     calls = 0
+    known_content, known_parsed = (None, None) if known is None else known
     try:
         deadline = clock() + binding.timeout_seconds
         search = provider.search
@@ -275,7 +283,10 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
                     content = _foreign_content(readback, ref)
                     if content is None:
                         continue
-                parsed = parse(content)
+                if content == known_content:
+                    parsed: Parsed | None = known_parsed
+                else:
+                    parsed = parse(content)
                 if (
                     parsed is None
                     or not static_fit(item_filter, parsed)

@@ -19,7 +19,7 @@ from reward_memory.records.active import ActiveRecord, LegacyActiveRecord, recor
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
 from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
 
-__all__ = ["Parsed", "identity", "parse", "seed"]
+__all__ = ["Parsed", "identity", "parse", "written"]
 
 _PARSE_CACHE_SIZE: Final = 2048
 _UNSET: Final = object()
@@ -203,31 +203,22 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
     )
 
 
-# Records a writer has just serialised, by their exact content (see seed()).
-_SEEDS: dict[str, ActiveRecord] = {}
-_SEED_LIMIT: Final = 64
+def written(record: ActiveRecord, content: str) -> Parsed:
+    """The parse of ``content`` that the writer who serialised ``record`` into it knows.
 
-
-def seed(content: str, record: ActiveRecord) -> None:
-    """Let the first parse of ``content`` reuse ``record`` instead of decoding it again.
-
-    Only for the writer that built ``content`` from ``record`` itself (the ingest
-    loop: canonical JSON of the record's plain form), so parsing ``content``
-    would give this very record; a readback that differs by one byte is another
-    key and is parsed as usual. ``tests/test_ingest.py`` holds the seeded and
-    the decoded result equal.
+    Only for the ingest loop, which wrote ``content`` as the canonical JSON of
+    ``record``'s plain form itself, so decoding ``content`` would give this very
+    record (``tests/test_ingest.py`` holds the two equal). It is handed to that
+    call's verification recall only, for the exact content it wrote: nothing is
+    kept, so any other readback -- a later recall, one byte of difference -- is
+    decoded as usual.
     """
-    if len(_SEEDS) >= _SEED_LIMIT:
-        _SEEDS.clear()
-    _SEEDS[content] = record
+    return _parsed_v1(record, content)
 
 
 @functools.lru_cache(maxsize=_PARSE_CACHE_SIZE)
 def parse(content: str) -> Parsed | None:
     """Parse one readback (cached per exact content string); ``None`` when unusable."""
-    seeded = _SEEDS.pop(content, None) if _SEEDS else None
-    if seeded is not None:
-        return _parsed_v1(seeded, content)
     try:
         data = json.loads(content)
         if type(data) is not dict:
