@@ -545,8 +545,10 @@ def test_the_written_record_parses_to_what_decoding_gives() -> None:
         decoded = readback.parse(content)
         assert decoded is not None
         names = [name for name in readback.Parsed.__slots__ if not name.startswith("_")]
-        assert [getattr(seeded, name) for name in (*names, "expires_at", "born_at")] == [
-            getattr(decoded, name) for name in (*names, "expires_at", "born_at")
+        assert [
+            getattr(seeded, name) for name in (*names, "expires_at", "born_at", "content_digest")
+        ] == [
+            getattr(decoded, name) for name in (*names, "expires_at", "born_at", "content_digest")
         ]
 
 

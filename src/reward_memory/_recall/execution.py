@@ -361,17 +361,7 @@ def _accept(
     ref: str, parsed: Parsed, provider_id: str, namespace: str, exposed: bool
 ) -> tuple[RecallItem, RecallResult]:
     """The transient item and public result of one accepted readback (cached: both immutable)."""
-    item = RecallItem(
-        memory_ref=ref,
-        provider_ref=provider_ref(provider_id, namespace, ref),
-        candidate_ref=parsed.candidate_ref,
-        class_id=parsed.class_id,
-        content_summary=parsed.content_summary,
-        content_digest=parsed.content_digest,
-        authority_level=parsed.authority_level,
-        legacy=parsed.legacy,
-        record=parsed.record,
-    )
+    item = RecallItem.of(parsed, ref, provider_ref(provider_id, namespace, ref))
     result = RecallResult(
         memory_ref=item.provider_ref,
         candidate_ref=item.candidate_ref,

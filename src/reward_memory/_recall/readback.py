@@ -46,11 +46,12 @@ class Parsed:
 
     __slots__ = (
         "_born",
+        "_digest",
         "_expires",
         "authority_level",
         "candidate_ref",
         "class_id",
-        "content_digest",
+        "content",
         "content_summary",
         "expires_raw",
         "identity",
@@ -82,7 +83,7 @@ class Parsed:
         public: bool,
         supersedes: tuple[str, ...],
         record_key: str,
-        content_digest: str,
+        content: str,
         authority_level: str,
     ) -> None:
         self.record = record
@@ -99,10 +100,19 @@ class Parsed:
         self.public = public  # the record's own visibility is public_safe
         self.supersedes = supersedes  # the refs this record supersedes
         self.record_key = record_key
-        self.content_digest = content_digest
+        self.content = content  # the exact readback (kept for the digest, computed on first use)
+        self._digest: str | None = None
         self.authority_level = authority_level
         self._expires: datetime | object | None = _UNSET
         self._born: datetime | object | None = _UNSET
+
+    @property
+    def content_digest(self) -> str:
+        """sha256 (hex) of the readback's canonical text (computed on first use)."""
+        digest = self._digest
+        if digest is None:
+            digest = self._digest = _digest_of(self.content)
+        return digest
 
     @property
     def expires_at(self) -> datetime | None:
@@ -171,7 +181,7 @@ def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
         public=record.privacy.visibility == "public_safe",
         supersedes=record.supersession.supersedes_refs,
         record_key=record.record_ref,
-        content_digest=_digest_of(content),
+        content=content,
         authority_level=record.authority.level,
     )
 
@@ -197,7 +207,7 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         public=False,  # v0 has no visibility: its summary is never exposed
         supersedes=lifecycle.supersedes_refs,
         record_key=record_ref_of(record.corpus_id, record.candidate_ref),
-        content_digest=_digest_of(content),
+        content=content,
         # A legacy record has no authority block: it is advisory, whatever its class.
         authority_level="advisory",
     )
