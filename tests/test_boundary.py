@@ -236,3 +236,10 @@ def test_valid_input_never_imports_jsonschema() -> None:
         "assert 'jsonschema' in sys.modules, 'the error path names the schema error'\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def test_the_schema_documents_are_read_where_the_schema_module_reads_them() -> None:
+    """The required-keys walk reads the very files the published validator reads."""
+    from reward_memory._boundary import _schema_dir
+
+    assert Path(str(_schema_dir())).resolve() == Path(str(schemas.schema_dir())).resolve()

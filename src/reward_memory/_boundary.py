@@ -22,6 +22,7 @@ field path) whenever the schema refuses the input, and the record's own error
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from typing import Any, Final, Literal, TypeVar, Union, cast
@@ -86,11 +87,25 @@ def _document(name: str) -> dict[str, Any]:
     if found is None:
         import json  # noqa: PLC0415
 
-        from reward_memory.schemas import schema_dir  # noqa: PLC0415 - no jsonschema import
-
-        text = schema_dir().joinpath(name + _SUFFIX).read_text(encoding="utf-8")
+        text = _schema_dir().joinpath(name + _SUFFIX).read_text(encoding="utf-8")
         found = _DOCUMENTS[name] = json.loads(text)
     return found
+
+
+@functools.cache
+def _schema_dir() -> Any:
+    """Where :func:`reward_memory.schemas.schema_dir` finds the schemas, found on the file
+    system first: ``importlib.resources`` (and the ``zipfile`` it imports) costs a
+    verb ~10 ms of start-up; only an unusual install (a zip) falls back to it."""
+    from pathlib import Path  # noqa: PLC0415
+
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "schemas", package.parents[1] / "schemas"):
+        if candidate.is_dir():
+            return candidate
+    from reward_memory.schemas import schema_dir  # noqa: PLC0415
+
+    return schema_dir()
 
 
 def _resolved(node: Any, here: str) -> tuple[Any, str]:
