@@ -51,9 +51,7 @@ def strict_record(cls: type[T], data: Any, schema: str, *, definition: str | Non
     """
     try:
         record: T = from_plain(cls, data)
-        wrong = _mistyped(record, data, "$")
-        if wrong is None:
-            wrong = _unrequired(data, schema, definition)
+        wrong = _mistyped(record, data, schema, definition)
     except RecordValidationError:
         _schema_error(data, schema, definition)
         raise
@@ -75,7 +73,7 @@ def _schema_error(data: Any, schema: str, definition: str | None) -> None:
         schemas.validate_definition(data, schema, definition)
 
 
-# -- the keys the schema requires ----------------------------------------------------
+# -- the schema documents (read as data, without jsonschema) ---------------------------
 
 _SUFFIX: Final = ".schema.json"
 _DOCUMENTS: Final[dict[str, dict[str, Any]]] = {}
@@ -120,83 +118,101 @@ def _resolved(node: Any, here: str) -> tuple[Any, str]:
     return node, here
 
 
-def _unrequired(data: Any, schema: str, definition: str | None) -> str | None:
-    """The path of the first key the schema requires that ``data`` lacks, or ``None``."""
-    node: Any = _document(schema)
-    if definition is not None:
-        node = node["$defs"][definition]
-    return _lacking(data, node, schema, "$")
+def _branch(node: Any, here: str, keyword: str) -> tuple[Any, str]:
+    """The one branch of ``node`` that has ``keyword`` (``properties`` or ``items``), or none.
 
-
-def _lacking(data: Any, node: Any, here: str, path: str) -> str | None:
+    A nullable record is ``anyOf: [{"$ref": ...}, {"type": "null"}]``; a node with
+    several such branches is ambiguous and left to the records (which the
+    mutation tests hold to the schema).
+    """
     node, here = _resolved(node, here)
     if not isinstance(node, dict):
-        return None
-    if type(data) is dict:
-        for key in node.get("required", ()):
-            if key not in data:
-                return f"{path}.{key}"
-        properties = node.get("properties", {})
-        for key, value in data.items():
-            inner = properties.get(key)
-            if inner is not None:
-                wrong = _lacking(value, inner, here, f"{path}.{key}")
-                if wrong is not None:
-                    return wrong
-    elif type(data) is list:
-        inner = node.get("items")
-        if inner is not None:
-            for index, value in enumerate(data):
-                wrong = _lacking(value, inner, here, f"{path}[{index}]")
-                if wrong is not None:
-                    return wrong
-    # anyOf / allOf / if-then branches are left to the records, which the mutation
-    # tests hold to the schema.
-    return None
+        return None, here
+    if keyword in node:
+        return node, here
+    found = [
+        _resolved(branch, here)
+        for branch in (*node.get("anyOf", ()), *node.get("oneOf", ()))
+        if isinstance(_resolved(branch, here)[0], dict) and keyword in _resolved(branch, here)[0]
+    ]
+    return found[0] if len(found) == 1 else (None, here)
 
 
-# -- the type gate ------------------------------------------------------------------------
+# -- the gate: declared types and the schema's required keys, compiled per record class ---
 
-# (value, the JSON it was built from, path) -> the offending path, or None
-_Check = typing.Callable[[Any, Any, str], "str | None"]
-_GATES: Final[dict[type[Any], tuple[tuple[str, _Check], ...]]] = {}
+# (value built, the JSON it was built from) -> None when it holds, else the path of
+# the offence relative to the value ("" for the value itself, ".x[0]" below it).
+_Check = typing.Callable[[Any, Any], "str | None"]
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _ABSENT: Final = object()
 
 
-def _mistyped(record: Any, data: Any, path: str) -> str | None:
-    """The path of the first field of ``record`` that is not of its declared type, or ``None``.
+class _Gate:
+    """What one record class, read against one schema node, must satisfy beyond its walk.
 
-    ``data`` is the JSON object ``record`` was built from: a record's
-    ``schema_version``, which the schema requires, must have been given.
+    ``required``: the keys the schema requires that the record would let default
+    (every other required key the strict walk asks for itself); ``fields``: the
+    declared type of each field, nested records by their own gate.
     """
-    if type(data) is not dict:
-        return path
-    gate = _gate(type(record))
-    if gate and gate[0][0] == "schema_version" and "schema_version" not in data:
-        return f"{path}.schema_version"
-    for name, check in gate:
-        given = data.get(name, _ABSENT)
-        if given is _ABSENT:
-            continue  # the field's default, built by the record itself
-        wrong = check(getattr(record, name), given, f"{path}.{name}")
-        if wrong is not None:
-            return wrong
-    return None
+
+    __slots__ = ("fields", "required")
+
+    def __init__(self, fields: tuple[tuple[str, _Check], ...], required: tuple[str, ...]) -> None:
+        self.fields = fields
+        self.required = required
+
+    def __call__(self, record: Any, data: Any) -> str | None:
+        if type(data) is not dict:
+            return ""
+        for key in self.required:
+            if key not in data:
+                return f".{key}"
+        for name, check in self.fields:
+            given = data.get(name, _ABSENT)
+            if given is _ABSENT:
+                continue  # the field's default, built by the record itself
+            wrong = check(getattr(record, name), given)
+            if wrong is not None:
+                return f".{name}{wrong}"
+        return None
 
 
-def _gate(cls: type[Any]) -> tuple[tuple[str, _Check], ...]:
-    known = _GATES.get(cls)
-    if known is None:
-        hints = typing.get_type_hints(cls)
-        known = _GATES[cls] = tuple(
-            (field.name, _check_of(hints[field.name])) for field in attrs.fields(cls)
-        )
-    return known
+_GATES: Final[dict[tuple[type[Any], int], _Gate]] = {}
 
 
-def _check_of(hint: Any) -> _Check:
-    """A checker for one declared type: returns the offending path, or ``None``."""
+def _mistyped(record: Any, data: Any, schema: str, definition: str | None) -> str | None:
+    """The path of the first offence of ``record`` (built from ``data``), or ``None``."""
+    node: Any = _document(schema)
+    if definition is not None:
+        node = node["$defs"][definition]
+    wrong = _gate(type(record), node, schema)(record, data)
+    return None if wrong is None else "$" + wrong
+
+
+def _gate(cls: type[Any], node: Any, here: str) -> _Gate:
+    """The gate of ``cls`` read against the (resolved) schema ``node`` (``None``: types only)."""
+    key = (cls, id(node))
+    known = _GATES.get(key)
+    if known is not None:
+        return known
+    hints = typing.get_type_hints(cls)
+    fields = attrs.fields(cls)
+    properties = node.get("properties", {}) if isinstance(node, dict) else {}
+    defaulted = {field.name for field in fields if field.default is not attrs.NOTHING}
+    required = node.get("required", ()) if isinstance(node, dict) else ()
+    gate = _Gate(
+        tuple(
+            (field.name, _check_of(hints[field.name], properties.get(field.name), here))
+            for field in fields
+        ),
+        tuple(name for name in required if name in defaulted),
+    )
+    _GATES[key] = gate  # the schema documents stay loaded, so id(node) stays theirs
+    return gate
+
+
+def _check_of(hint: Any, node: Any, here: str) -> _Check:
+    """A checker for one declared type (``node``: the field's schema, if known)."""
     origin = typing.get_origin(hint)
     if hint is Any or hint is object:
         return _anything
@@ -204,44 +220,45 @@ def _check_of(hint: Any) -> _Check:
         return _exactly(hint)
     if origin is Literal:
         allowed = tuple((type(arg), arg) for arg in typing.get_args(hint))
-        return lambda value, data, path: None if (type(value), value) in allowed else path
+        return lambda value, data: None if (type(value), value) in allowed else ""
     if origin is Union or origin is types.UnionType:
-        branches = tuple(_check_of(arg) for arg in typing.get_args(hint))
-        return lambda value, data, path: (
-            None if any(branch(value, data, path) is None for branch in branches) else path
+        branches = tuple(_check_of(arg, node, here) for arg in typing.get_args(hint))
+        return lambda value, data: (
+            None if any(branch(value, data) is None for branch in branches) else ""
         )
     if origin is tuple:
         args = typing.get_args(hint)
-        item = _check_of(args[0]) if args else _anything
-        return lambda value, data, path: _items(value, data, path, item)
+        items, there = _branch(node, here, "items")
+        item = _check_of(args[0], items["items"] if items else None, there) if args else _anything
+        return lambda value, data: _items(value, data, item)
     if origin is dict or origin is typing.Mapping or hint is dict:
-        return lambda value, data, path: None if isinstance(value, dict) else path
+        return lambda value, data: None if isinstance(value, dict) else ""
     if isinstance(hint, type) and attrs.has(hint):
-        return lambda value, data, path: (
-            _mistyped(value, data, path) if type(value) is hint else path
-        )
+        inner, there = _branch(node, here, "properties")
+        gate = _gate(hint, inner, there)
+        return lambda value, data: gate(value, data) if type(value) is hint else ""
     return _anything  # a type no JSON value builds (the record's own validator decides)
 
 
-def _anything(value: Any, data: Any, path: str) -> str | None:
-    del value, data, path
+def _anything(value: Any, data: Any) -> str | None:
+    del value, data
     return None
 
 
 def _exactly(kind: type[Any]) -> _Check:
     if kind is float:  # JSON has one number type; an integer is a valid float
-        return lambda value, data, path: None if type(value) in (int, float) else path
-    return lambda value, data, path: None if type(value) is kind else path
+        return lambda value, data: None if type(value) in (int, float) else ""
+    return lambda value, data: None if type(value) is kind else ""
 
 
-def _items(value: Any, data: Any, path: str, item: _Check) -> str | None:
+def _items(value: Any, data: Any, item: _Check) -> str | None:
     if type(value) is not tuple:
-        return path
+        return ""
     given = data if type(data) is list and len(data) == len(value) else [None] * len(value)
     for index, element in enumerate(value):
-        wrong = item(element, given[index], f"{path}[{index}]")
+        wrong = item(element, given[index])
         if wrong is not None:
-            return wrong
+            return f"[{index}]{wrong}"
     return None
 
 
