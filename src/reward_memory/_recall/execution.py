@@ -11,6 +11,7 @@ from reward_memory._recall.readback import Parsed, parse
 from reward_memory._recall.session import MINT, RecallItem, RecallSession, provider_ref
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import ReadResult, SearchHit, SearchResult
+from reward_memory.records import _memo as m
 from reward_memory.records._memo import check_token_memo
 from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
 from reward_memory.records.recall import (
@@ -50,6 +51,12 @@ DEFAULT_SETUP_HINTS: Final = SetupHints(
     ),
 )
 _REF_CACHE_SIZE: Final = 4096
+# A result is built from parts validated once already: the opaque ref this module
+# derives (provider- + 20 hex), and the candidate ref, class and summary of a
+# record the strict readback parse has just built; exposure and summary agree
+# by construction (below). So it is not validated a second time, on every item of
+# every recall; every packet a test sees is loaded back through the schema.
+_result: Final = m.trusted(RecallResult)
 _MAX_REF_LENGTH: Final = 2048  # a provider ref longer than this is not a ref
 
 _Status = Literal["guard_blocked", "provider_unavailable", "completed", "empty"]
@@ -362,7 +369,7 @@ def _accept(
 ) -> tuple[RecallItem, RecallResult]:
     """The transient item and public result of one accepted readback (cached: both immutable)."""
     item = RecallItem.of(parsed, ref, provider_ref(provider_id, namespace, ref))
-    result = RecallResult(
+    result = _result(
         memory_ref=item.provider_ref,
         candidate_ref=item.candidate_ref,
         target_class=item.class_id,
