@@ -297,7 +297,7 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
                 if (
                     parsed is None
                     or not static_fit(item_filter, parsed)
-                    or ((aging or parsed.expires_raw is not None) and not fits_at(parsed, now))
+                    or ((aging or parsed.expires_at is not None) and not fits_at(parsed, now))
                     or parsed.record_key in keys
                 ):
                     continue

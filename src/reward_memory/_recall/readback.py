@@ -39,21 +39,19 @@ class Parsed:
 
     A plain slotted class, not an attrs record: it is built once per record read
     for the first time (the cold recall path) from a record that is already
-    validated, so it has nothing to check. The two times are parsed on first use
-    (``expires_at`` only for a record with an expiry, ``born_at`` only in a
-    time-bound corpus).
+    validated, so it has nothing to check. ``born_at`` (wanted only in a
+    time-bound corpus) and the content digest are computed on first use.
     """
 
     __slots__ = (
         "_born",
         "_digest",
-        "_expires",
         "authority_level",
         "candidate_ref",
         "class_id",
         "content",
         "content_summary",
-        "expires_raw",
+        "expires_at",
         "identity",
         "legacy",
         "live",
@@ -78,7 +76,7 @@ class Parsed:
         class_id: ClassId,
         content_summary: str,
         live: bool,
-        expires_raw: str | None,
+        expires_at: datetime | None,
         stamps: tuple[str | None, ...],
         public: bool,
         supersedes: tuple[str, ...],
@@ -95,7 +93,7 @@ class Parsed:
         self.class_id = class_id
         self.content_summary = content_summary
         self.live = live  # lifecycle active (not revoked, superseded or retired: envelope.py)
-        self.expires_raw = expires_raw
+        self.expires_at = expires_at  # read on every recall of the record: kept parsed
         self.stamps = stamps  # the record's times its age may start at (source, activation)
         self.public = public  # the record's own visibility is public_safe
         self.supersedes = supersedes  # the refs this record supersedes
@@ -103,7 +101,6 @@ class Parsed:
         self.content = content  # the exact readback (kept for the digest, computed on first use)
         self._digest: str | None = None
         self.authority_level = authority_level
-        self._expires: datetime | object | None = _UNSET
         self._born: datetime | object | None = _UNSET
 
     @property
@@ -113,14 +110,6 @@ class Parsed:
         if digest is None:
             digest = self._digest = _digest_of(self.content)
         return digest
-
-    @property
-    def expires_at(self) -> datetime | None:
-        """When the record expires (``None``: never)."""
-        if self._expires is _UNSET:
-            raw = self.expires_raw
-            self._expires = None if raw is None else parse_timestamp(raw)
-        return self._expires  # type: ignore[return-value]
 
     @property
     def born_at(self) -> datetime | None:
@@ -176,7 +165,7 @@ def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
         class_id=record.class_id,
         content_summary=record.content_summary,
         live=record.lifecycle_state == "active",
-        expires_raw=expires,
+        expires_at=None if expires is None else parse_timestamp(expires),
         stamps=(record.source.observed_at, record.activated_at),
         public=record.privacy.visibility == "public_safe",
         supersedes=record.supersession.supersedes_refs,
@@ -201,7 +190,7 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         class_id=record.target_class,
         content_summary=record.content_summary,
         live=lifecycle.state == "active",
-        expires_raw=expires,
+        expires_at=None if expires is None else parse_timestamp(expires),
         # A v0 source carries no time: a legacy record's age starts at its activation.
         stamps=(record.activated_at,),
         public=False,  # v0 has no visibility: its summary is never exposed
