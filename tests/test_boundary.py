@@ -52,6 +52,16 @@ _VALUES: tuple[Any, ...] = (
     False,
     "a" * 600,
     ["x"],
+    ["x", "x"],
+    [{}],
+    121,
+    10**6,
+    "2026-13-45T99:00:00Z",
+    "2026-03-01T12:00:00+01:00",
+    "../escape.json",
+    "workspace:other",
+    "password=hunter22",
+    "/home/alice/notes",
 )
 
 
