@@ -253,3 +253,24 @@ def test_the_schema_documents_are_read_where_the_schema_module_reads_them() -> N
     from reward_memory._boundary import _schema_dir
 
     assert Path(str(_schema_dir())).resolve() == Path(str(schemas.schema_dir())).resolve()
+
+
+def test_a_record_that_breaks_on_odd_input_is_a_typed_refusal_never_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bad input gets a RecordValidationError, whatever a record's own rule raises on it:
+    the schema's error when the schema refuses, else wrong_type at the root."""
+    import reward_memory._boundary as boundary
+
+    def breaks(cls: Any, data: Any) -> Any:
+        raise ValueError("a cross-field rule met a value of the wrong type")
+
+    monkeypatch.setattr(boundary, "from_plain", breaks)
+    data = _example("health-request.json")
+    with pytest.raises(RecordValidationError) as caught:
+        strict_packet(data, HealthRequest)
+    assert (caught.value.code, caught.value.path) == ("wrong_type", "$")
+    data["observation"]["record_count"] = "one"
+    with pytest.raises(RecordValidationError) as caught:
+        strict_packet(data, HealthRequest)
+    assert caught.value.path == "$.observation.record_count"

@@ -55,8 +55,8 @@ def strict_record(cls: type[T], data: Any, schema: str, *, definition: str | Non
     except RecordValidationError:
         _schema_error(data, schema, definition)
         raise
-    except (AttributeError, TypeError):  # a cross-field rule met a field of the wrong type
-        wrong = "$"
+    except Exception:  # noqa: BLE001 - e.g. a cross-field rule met a field of the wrong type
+        wrong = "$"  # never a crash: the schema names the error, else a typed refusal
     if wrong is not None:
         _schema_error(data, schema, definition)
         raise RecordValidationError("has the wrong type", path=wrong, code="wrong_type")
