@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import pickle
 import re
@@ -140,6 +141,14 @@ def test_an_item_is_read_only_and_its_repr_hides_the_raw_ref_and_summary(
     assert item.content_summary not in repr(item)
     assert item.provider_ref in repr(item)
     assert item.content_digest == item.content_digest == sha256_hex(content_of(active_record(1)))
+    assert copy.copy(item) is item
+    assert copy.deepcopy(item) is item
+    again = pickle.loads(pickle.dumps(item))
+    assert (again.memory_ref, again.content_digest, again.record) == (
+        item.memory_ref,
+        item.content_digest,
+        item.record,
+    )
 
 
 def test_public_packet_never_carries_raw_query_or_raw_refs(provider: Provider) -> None:

@@ -117,6 +117,26 @@ class RecallItem:
             object.__setattr__(self, "_digest", digest)
         return digest
 
+    def __copy__(self) -> RecallItem:
+        return self  # read-only: a copy is the item itself
+
+    def __deepcopy__(self, memo: dict[int, object]) -> RecallItem:
+        return self
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # As the attrs record it replaced: rebuilt from its fields (digest included).
+        return _rebuilt, (
+            self.memory_ref,
+            self.provider_ref,
+            self.candidate_ref,
+            self.class_id,
+            self.content_summary,
+            self.content_digest,
+            self.authority_level,
+            self.legacy,
+            self.record,
+        )
+
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a RecallItem is read-only ({name})")
 
@@ -130,6 +150,21 @@ class RecallItem:
             f"class_id={self.class_id!r}, content_summary={_hidden(self.content_summary)!r}, "
             f"authority_level={self.authority_level!r}, legacy={self.legacy!r})"
         )
+
+
+def _rebuilt(*fields: object) -> RecallItem:
+    names = (
+        "memory_ref",
+        "provider_ref",
+        "candidate_ref",
+        "class_id",
+        "content_summary",
+        "content_digest",
+        "authority_level",
+        "legacy",
+        "record",
+    )
+    return RecallItem(**dict(zip(names, fields, strict=True)))  # type: ignore[arg-type]
 
 
 class RecallSession:
