@@ -123,6 +123,96 @@ def test_the_experiment_verbs_do_not_import_the_converter(verb: str, tmp_path: P
     assert report["candidate_records"] is False
 
 
+FILE_VERBS = {
+    **VERBS,
+    "health-check --input": [
+        "health-check",
+        "--input",
+        str(EXAMPLES / "health-request.json"),
+        "--format",
+        "json",
+    ],
+    "candidate-review --input": [
+        "candidate-review",
+        "--input",
+        str(EXAMPLES / "candidate-review-request.json"),
+        "--format",
+        "json",
+    ],
+    "ingest-event (configured)": [
+        "ingest-event",
+        "--input",
+        str(EXAMPLES / "experiment" / "event.json"),
+        "--goal-id",
+        "issue-fix",
+        "--agent-id",
+        "agent:patcher",
+        "--activation",
+        ACTIVATION,
+        "--authority",
+        str(EXAMPLES / "experiment" / "authority.json"),
+        "--format",
+        "json",
+    ],
+    "ingest-event (full packet)": [
+        "ingest-event",
+        "--input",
+        str(EXAMPLES / "experiment" / "ingest-fixture.json"),
+        "--authority",
+        str(EXAMPLES / "experiment" / "authority.json"),
+        "--format",
+        "json",
+    ],
+}
+
+_SCHEMA_PROBE = _PROBE.replace(
+    "sys.stderr.write(json.dumps(report))",
+    'report["jsonschema"] = "jsonschema" in sys.modules\nsys.stderr.write(json.dumps(report))',
+)
+
+
+@pytest.mark.parametrize("verb", sorted(FILE_VERBS))
+def test_valid_files_are_read_in_one_strict_pass_without_jsonschema_or_cattrs(
+    verb: str, tmp_path: Path
+) -> None:
+    """Issue 11 items 2 and 4: valid input is validated once (the strict record walk,
+    held to the schema by tests/test_boundary.py); jsonschema and the cattrs converter,
+    a third of a verb's start-up budget, are never imported for it."""
+    argv = [arg.format(db=tmp_path / "bench.db") for arg in FILE_VERBS[verb]]
+    result = subprocess.run(
+        [sys.executable, "-c", _SCHEMA_PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    report = json.loads(result.stderr)
+    assert report["code"] == 0, report["packet"]
+    assert report["jsonschema"] is False
+    assert report["cattrs"] is False
+
+
+def test_an_invalid_file_still_gets_the_schemas_error(tmp_path: Path) -> None:
+    """The error path consults the published schema: its code and field path."""
+    bad = json.loads((EXAMPLES / "recall-input.json").read_text(encoding="utf-8"))
+    bad["request"]["limit"] = "3"
+    target = tmp_path / "bad.json"
+    target.write_text(json.dumps(bad), encoding="utf-8")
+    argv = ["recall", "--input", str(target), "--provider", "memory://", "--format", "json"]
+    result = subprocess.run(
+        [sys.executable, "-c", _SCHEMA_PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    report = json.loads(result.stderr)
+    assert report["code"] == 2
+    assert report["packet"]["schema_version"] == "reward_memory_error_v0"
+    assert report["packet"]["field_path"] == "$.request.limit"
+    assert report["jsonschema"] is True
+
+
 def test_experiment_status_still_reports_the_sqlite_provider_healthy(tmp_path: Path) -> None:
     """The fast path loads the same built-in class the entry point names."""
     report = _probe(VERBS["experiment-status"], tmp_path)

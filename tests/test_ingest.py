@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,6 +40,7 @@ from reward_memory import schemas, wire
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.ingestion import aingest, ingest, policy_digest, target_key
 from reward_memory.providers.spi import ReadResult, WriteResult
+from reward_memory.records.active import ActiveRecord
 from reward_memory.records.ingest import INGEST_STATUSES, STATUS_REASON_CODES, IngestReceipt
 from reward_memory.testing import InMemoryProvider
 
@@ -528,34 +529,81 @@ def test_a_naive_clock_is_refused() -> None:
         ingest_hard(now=datetime(2026, 1, 1))
 
 
-def test_a_seeded_readback_parses_to_what_decoding_gives() -> None:
-    """The ingest loop seeds the readback parse with the record it wrote; that shortcut
-    must give exactly what decoding and validating the same content gives."""
+def test_the_written_record_parses_to_what_decoding_gives() -> None:
+    """The ingest loop hands the record it wrote to its verification recall; that
+    shortcut must give exactly what decoding and validating the same content gives,
+    and it leaves nothing behind: the next recall decodes the stored bytes itself."""
     from reward_memory._recall import readback
 
     for run, bound in ((ingest_hard, hard_binding()), (ingest_soft, soft_binding())):
         provider = InMemoryProvider()
+        readback.parse.cache_clear()
         assert run(provider=provider).status == "activated"
+        assert readback.parse.cache_info().currsize == 0  # exact bytes: nothing decoded
         (content,) = provider.documents(bound.provider_scope).values()
-        seeded = readback.parse(content)  # the seed (consumed on the first parse)
-        assert seeded is not None
-        decoded = readback._parse_v1(json.loads(content), content)
-        assert attrs.asdict(seeded, recurse=False) == attrs.asdict(decoded, recurse=False)
+        seeded = readback.written(wire.load(json.loads(content), ActiveRecord), content)
+        decoded = readback.parse(content)
+        assert decoded is not None
+        names = [name for name in readback.Parsed.__slots__ if not name.startswith("_")]
+        assert [
+            getattr(seeded, name) for name in (*names, "expires_at", "born_at", "content_digest")
+        ] == [
+            getattr(decoded, name) for name in (*names, "expires_at", "born_at", "content_digest")
+        ]
 
 
 def test_the_stored_content_is_the_canonical_json_of_the_record() -> None:
     from reward_memory.digests import canonical_json
-    from reward_memory.ingestion import _plain
+    from reward_memory.ingestion import canonical_text
     from reward_memory.records._plain import to_plain
-    from reward_memory.records.active import ActiveRecord
 
     for run, bound in ((ingest_hard, hard_binding()), (ingest_soft, soft_binding())):
         provider = InMemoryProvider()
         run(provider=provider)
         (content,) = provider.documents(bound.provider_scope).values()
         record = wire.load(json.loads(content), ActiveRecord)
-        assert _plain(record) == to_plain(record)
+        assert canonical_text(record) == content
         assert content == canonical_json(to_plain(record)).decode("utf-8")
+
+
+_EXAMPLE_PACKETS = sorted(
+    path
+    for path in (Path(__file__).resolve().parents[1] / "examples").rglob("*.json")
+    if json.loads(path.read_text(encoding="utf-8")).get("schema_version") in wire.PACKET_TYPES
+)
+
+
+@pytest.mark.parametrize("path", _EXAMPLE_PACKETS, ids=lambda path: path.name)
+def test_the_one_pass_writer_is_the_canonical_encoder(path: Path) -> None:
+    """canonical_text(record) is byte for byte the canonical JSON of to_plain(record),
+    for every record class an example packet holds (None-omitting ones included)."""
+    from reward_memory.digests import canonical_json
+    from reward_memory.ingestion import canonical_text
+    from reward_memory.records._plain import to_plain
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    record = wire.load(data)
+    assert canonical_text(record) == canonical_json(to_plain(record)).decode("utf-8")
+
+
+@settings(max_examples=60, deadline=None)
+@given(summary=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80))
+def test_the_writer_escapes_text_as_the_encoder_does(summary: str) -> None:
+    """Quotes, backslashes, control and non-ASCII characters, numbers, nested data:
+    the same text as the canonical encoder (a record class that checks nothing)."""
+    from reward_memory.digests import canonical_json
+    from reward_memory.ingestion import canonical_text
+    from reward_memory.records._plain import to_plain
+    from reward_memory.records.application import ModelDecision
+
+    decision = ModelDecision(
+        outcome="ignored",
+        output={"k": [summary, 1, 2.5, None, True], summary: {"z": 0, "a": [False]}},
+        memory_refs=("provider-0123456789abcdef0123", summary),
+        reasoning_summary=summary,
+        current_artifact_verified=True,
+    )
+    assert canonical_text(decision) == canonical_json(to_plain(decision)).decode("utf-8")
 
 
 def test_the_config_adapter_id_and_its_alias_are_one_adapter() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import pickle
 import re
@@ -123,6 +124,31 @@ def test_content_digest_is_canonical_text_sha256(provider: Provider) -> None:
     store(provider, content_of(record) + "\r\n")
     (item,) = run(provider).items
     assert item.content_digest == sha256_hex(content_of(record))
+
+
+def test_an_item_is_read_only_and_its_repr_hides_the_raw_ref_and_summary(
+    provider: Provider,
+) -> None:
+    """Items are transient and in process only: nothing rebinds them, repr shows no raw ref
+    or private summary, and the lazily computed digest is the same on every read."""
+    store(provider, active_record(1))
+    (item,) = run(provider).items
+    with pytest.raises(AttributeError):
+        item.memory_ref = "elsewhere"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del item.record
+    assert item.memory_ref not in repr(item)
+    assert item.content_summary not in repr(item)
+    assert item.provider_ref in repr(item)
+    assert item.content_digest == item.content_digest == sha256_hex(content_of(active_record(1)))
+    assert copy.copy(item) is item
+    assert copy.deepcopy(item) is item
+    again = pickle.loads(pickle.dumps(item))
+    assert (again.memory_ref, again.content_digest, again.record) == (
+        item.memory_ref,
+        item.content_digest,
+        item.record,
+    )
 
 
 def test_public_packet_never_carries_raw_query_or_raw_refs(provider: Provider) -> None:

@@ -65,16 +65,12 @@ def config_root(activation_path: str | os.PathLike[str]) -> Path:
 
 def load_activation_registry(path: str | os.PathLike[str]) -> ActivationRegistry:
     """Read and validate an activation registry file (bounded JSON, strict schema)."""
-    from reward_memory import jsonio, schemas  # noqa: PLC0415
-    from reward_memory.records._plain import from_plain  # noqa: PLC0415
+    from reward_memory import jsonio  # noqa: PLC0415
+    from reward_memory._boundary import strict_record  # noqa: PLC0415
 
-    data = jsonio.read(path)
-    # This one schema, then this one record through the converter-free twin
-    # (records._plain, held to the converter by tests): not the tagged union of
-    # every packet (wire.load, ~0.2 s to build), nor cattrs (~20 ms at start-up).
-    schemas.validate(data, ACTIVATION_REGISTRY_SCHEMA)
-    registry: ActivationRegistry = from_plain(ActivationRegistry, data)
-    return registry
+    # One strict pass into this one record (the schema names an error only): not
+    # the tagged union of every packet (wire.load), nor cattrs, nor jsonschema.
+    return strict_record(ActivationRegistry, jsonio.read(path), ACTIVATION_REGISTRY_SCHEMA)
 
 
 def _read_or_empty(path: Path) -> ActivationRegistry:

@@ -8,7 +8,6 @@ standing-policy guard passed. Every provider failure fails open with a status
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,6 +25,7 @@ from reward_memory.records.recall import (
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from reward_memory._recall.readback import Parsed
     from reward_memory.providers.spi import Provider
     from reward_memory.records.corpus import CorpusDeclaration
     from reward_memory.records.recall import RecallPacket
@@ -38,14 +38,6 @@ VERIFY_LIMIT: Final = 8
 # Seconds to wait before each verification search (the first at once): ~0.1 s at most.
 _INDEX_RETRY_PAUSES: Final = (0.0, 0.01, 0.03, 0.06)
 _CANDIDATE_PREFIX: Final = "candidate:"
-
-
-def _canonical_digest(content: str) -> str:
-    # canonical_text (reference §8.3): CRLF -> LF, then one trailing newline removed.
-    text = content.replace("\r\n", "\n")
-    if text.endswith("\n"):
-        text = text[:-1]
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # -- the receipt --------------------------------------------------------------------------
@@ -107,12 +99,15 @@ def execute_steps(
     key: str,
     moment: datetime,
 ) -> IngestReceipt:
-    from reward_memory._recall.readback import parse, seed  # noqa: PLC0415
+    from reward_memory._recall import readback as parsing  # noqa: PLC0415
     from reward_memory._recall.session import provider_ref  # noqa: PLC0415
 
     scope = binding.provider_scope
     timeout = float(binding.timeout_seconds)
-    expected = _canonical_digest(content)
+    # What this call wrote, parsed once (the record is at hand): its canonical
+    # content digest is the one every check below compares against.
+    mine = parsing.written(record, content)
+    expected = mine.content_digest
     failed = IngestWrite(status="failed", write_count=0)
 
     try:
@@ -153,20 +148,21 @@ def execute_steps(
         return base.done("conflict", ("provider_target_content_conflict",), provider_call_count=1)
     base.fields["deduplicated"] = status == "unchanged"
 
-    seed(content, record)  # an exact readback is this record: no second decode
     try:
         read = provider.read(scope=scope, ref=ref, timeout=timeout)
         found, read_ref, read_content = read.found, read.ref, read.content
     except Exception:  # noqa: BLE001
         return base.done("provider_unavailable", ("provider_read_failed",), provider_call_count=2)
-    parsed = parse(read_content) if type(read_content) is str else None
-    exact = (
-        found is True
-        and read_ref == ref
-        and parsed is not None
-        and parsed.content_digest == expected
-        and parsed.candidate_ref == record.candidate_ref
-    )
+    exact = found is True and read_ref == ref and type(read_content) is str
+    if exact and read_content != content:
+        # Not the bytes written (a provider may re-serialise): the same canonical
+        # content and candidate still make it exact; anything else does not.
+        parsed = parsing.parse(read_content)
+        exact = (
+            parsed is not None
+            and parsed.content_digest == expected
+            and parsed.candidate_ref == record.candidate_ref
+        )
     if not exact:
         return base.done(
             "readback_unverified", ("exact_provider_readback_unverified",), provider_call_count=2
@@ -187,6 +183,7 @@ def execute_steps(
             policy=policy,
             record=record,
             moment=moment,
+            known=(content, mine),
         )
         readback: RecallPacket = session.packet
         calls += readback.provider_call_count
@@ -225,8 +222,10 @@ def _verification_recall(
     policy: StandingPolicy,
     record: Any,
     moment: datetime,
+    known: tuple[str, Parsed],
 ) -> Any:
-    from reward_memory.guarded_recall import recall  # noqa: PLC0415
+    from reward_memory._recall.execution import execute  # noqa: PLC0415
+    from reward_memory.guarded_recall import build_recall_request  # noqa: PLC0415
 
     scope = record.scope
     # The bare digests of the candidate and of this activation: exact, inside the
@@ -270,11 +269,7 @@ def _verification_recall(
         peer_ref=scope.peer_ref,
         session_ref=scope.session_ref,
     )
-    return recall(
-        request,
-        corpus=corpus,
-        checkpoint=checkpoint,
-        binding=binding,
-        provider=provider,
-        now=moment,
-    )
+    # recall(), with the record this call wrote handed to its readback (see
+    # readback.written): the guard is derived as for any recall.
+    packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
+    return execute(packet, binding, provider, moment, time.monotonic, known=known)

@@ -203,8 +203,12 @@ class AuthorityMap:
 def load_authority_map(path: str | os.PathLike[str]) -> AuthorityMapFile:
     """Load and validate an authority-map file (``reward_memory_authority_map_v0``)."""
     from reward_memory import jsonio  # noqa: PLC0415
+    from reward_memory._boundary import strict_record  # noqa: PLC0415
+    from reward_memory.records.authority import AUTHORITY_MAP_SCHEMA  # noqa: PLC0415
 
-    return _structure(jsonio.read(path))
+    # Parsed JSON: one strict pass (the schema names an error only). The CLI
+    # reads a map on every ingest-event, so neither jsonschema nor cattrs here.
+    return strict_record(AuthorityMapFile, jsonio.read(path), AUTHORITY_MAP_SCHEMA)
 
 
 def _structure(data: Any) -> AuthorityMapFile:

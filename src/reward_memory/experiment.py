@@ -117,20 +117,17 @@ def load_experiment_config(
         raise RecordValidationError(
             _MIGRATION_HINT, path="$.schema_version", code="config_version_unsupported"
         )
-    from reward_memory import schemas  # noqa: PLC0415
-
-    # One schema, one record: not wire.load's union of every packet (slow to build).
-    schemas.validate(data, EXPERIMENT_CONFIG_SCHEMA)
     if parsed:
-        # Parsed JSON (plain dicts and lists): the converter-free twin builds the
-        # same record (records._plain, held to the converter by tests) without
-        # importing and compiling cattrs at start-up.
-        from reward_memory.records._plain import from_plain  # noqa: PLC0415
+        # Parsed JSON (plain dicts and lists): one strict pass into the record
+        # (the schema names an error only), without cattrs or jsonschema.
+        from reward_memory._boundary import strict_record  # noqa: PLC0415
 
-        config: ExperimentConfig = from_plain(ExperimentConfig, data)
-        return config
-    # A caller's mapping may nest other mapping or sequence types: the converter.
-    from reward_memory import wire  # noqa: PLC0415
+        return strict_record(ExperimentConfig, data, EXPERIMENT_CONFIG_SCHEMA)
+    # A caller's mapping may nest other mapping or sequence types: the schema
+    # (which also bounds Python data), then the converter.
+    from reward_memory import schemas, wire  # noqa: PLC0415
+
+    schemas.validate(data, EXPERIMENT_CONFIG_SCHEMA)
 
     return wire.structure(data, ExperimentConfig)
 

@@ -52,11 +52,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from json.encoder import encode_basestring as _string  # what the canonical encoder uses
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory._boundary import strict_packet
 from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
 from reward_memory.activation import activate
 from reward_memory.candidates import propose, review
@@ -79,8 +82,6 @@ from reward_memory.records.recall import (
 from reward_memory.records.standing_policy import StandingPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from reward_memory.authority import AuthoritySource
     from reward_memory.providers.spi import Provider
     from reward_memory.records.candidate import CandidatePacket
@@ -118,49 +119,85 @@ def target_key(policy: StandingPolicy, candidate_ref: str) -> str:
     return f"reward-memory-{policy_digest(policy)}-{candidate_digest}.json"
 
 
-_SCALARS: Final = frozenset({str, bool, int, float, type(None)})
-# Per record class: its field names and whether None fields are left out.
-_PLANS: dict[type[Any], tuple[tuple[str, ...], bool]] = {}
+# Per record class: a function giving its canonical JSON text (see canonical_text).
+_WRITERS: dict[type[Any], Callable[[Any], str]] = {}
+_LITERALS: Final = {True: "true", False: "false", None: "null"}
 
 
-def _plain(value: Any) -> Any:
-    """:func:`~reward_memory.records._plain.to_plain`, with each class's field plan cached.
+def canonical_text(record: Any) -> str:
+    """The canonical JSON text of a record's plain form, written in one pass.
 
-    The record is serialised once per ingest on the hot path; the generic walk
-    asks attrs for every nested record's fields. Same output (held equal to
-    ``to_plain`` by ``tests/test_ingest.py``).
+    Exactly ``digests._CANONICAL.encode(to_plain(record))`` (sorted keys, no
+    spaces, non-ASCII kept, ``None`` left out of records that declare
+    ``__rm_omit_none__``), without building the plain dicts first and sorting
+    their keys again: each record class gets a writer with its field names in
+    sorted order, once. The record is written once per ingest on the hot path;
+    ``tests/test_ingest.py`` holds the two equal for every example packet.
     """
+    return _value(record)
+
+
+def _value(value: Any) -> str:
     kind = type(value)
-    if kind in _SCALARS:
-        return value
-    plan = _PLANS.get(kind)
-    if plan is None and attrs.has(kind):
-        names = tuple(field.name for field in attrs.fields(kind))
-        plan = _PLANS[kind] = (names, bool(getattr(kind, "__rm_omit_none__", False)))
-    if plan is not None:
-        names, omit_none = plan
-        out: dict[str, Any] = {}
-        for name in names:
-            item = getattr(value, name)
-            if item is None and omit_none:
-                continue
-            out[name] = _plain(item)
-        return out
+    if kind is str:
+        return _string(value)
+    if kind is bool or value is None:
+        return _LITERALS[value]
+    writer = _WRITERS.get(kind)
+    if writer is not None:
+        return writer(value)
     if kind is tuple or kind is list:
-        return [_plain(item) for item in value]
-    return to_plain(value)
+        return "[" + ",".join([_value(item) for item in value]) + "]"
+    if attrs.has(kind):
+        return _writer(kind)(value)
+    return _CANONICAL.encode(to_plain(value))  # numbers, mappings: the encoder itself
+
+
+def _writer(kind: type[Any]) -> Callable[[Any], str]:
+    """Compile the writer of one record class (its fields in sorted order, one expression)."""
+    names = sorted(field.name for field in attrs.fields(kind))
+    if not all(name.isidentifier() for name in names):  # pragma: no cover - attrs fields are
+        raise TypeError(f"{kind.__name__}: field names must be identifiers")
+    if getattr(kind, "__rm_omit_none__", False):
+        # A None field is left out, so the commas depend on the values: join the parts.
+        items = ", ".join(
+            f"(None if r.{name} is None else {_string(name)!r} + ':' + v(r.{name}))"
+            for name in names
+        )
+        source = f"def write(r):\n    return '{{' + ','.join([p for p in ({items},) if p]) + '}}'\n"
+    else:
+        body = " + ',' + ".join(f"{_string(name) + ':'!r} + v(r.{name})" for name in names)
+        source = f"def write(r):\n    return '{{' + {body} + '}}'\n"
+    namespace: dict[str, Any] = {"v": _value}
+    exec(compile(source, f"<canonical writer {kind.__name__}>", "exec"), namespace)  # noqa: S102 - field names only
+    write: Callable[[Any], str] = namespace["write"]
+    _WRITERS[kind] = write
+    return write
 
 
 # -- inputs -------------------------------------------------------------------------------
 
 
 def _event_proposal(adapter: str, event: Any) -> Proposal:
+    # A mapping (a module's JSON) is typed here in one strict pass, with the
+    # schema's error when it has one: the same verdict and error as the
+    # adapter's schema-then-record boundary, without jsonschema on every call.
     if adapter == "issue_fix_maintainer_feedback":
-        from reward_memory.adapters.issue_fix import issue_fix_proposal  # noqa: PLC0415
+        from reward_memory.adapters.issue_fix import (  # noqa: PLC0415
+            IssueFixEvent,
+            issue_fix_proposal,
+        )
 
+        if isinstance(event, Mapping):
+            event = strict_packet(dict(event), IssueFixEvent)
         return issue_fix_proposal(event)
-    from reward_memory.adapters.scoped_feedback import scoped_feedback_proposal  # noqa: PLC0415
+    from reward_memory.adapters.scoped_feedback import (  # noqa: PLC0415
+        ScopedFeedbackEvent,
+        scoped_feedback_proposal,
+    )
 
+    if isinstance(event, Mapping):
+        event = strict_packet(dict(event), ScopedFeedbackEvent)
     return scoped_feedback_proposal(event)
 
 
@@ -202,6 +239,8 @@ def _check_inputs(adapter: object, corpus: object, binding: object, authority: o
 
 
 def _as_policy(policy: StandingPolicy | Mapping[str, Any]) -> StandingPolicy:
+    if type(policy) is not StandingPolicy and isinstance(policy, Mapping):
+        return strict_packet(dict(policy), StandingPolicy)  # one strict pass (see _event_proposal)
     return as_record(policy, StandingPolicy, what="a standing policy", path="standing_policy")
 
 
@@ -413,8 +452,7 @@ def _activate(
     )
     # The guard passed above; activate re-checks fit and authority under the same checkpoint.
     record = activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
-    # The record's keys are field names: the canonical encoder, without the key walk.
-    return record, _CANONICAL.encode(_plain(record))
+    return record, canonical_text(record)
 
 
 async def aingest(

@@ -11,6 +11,7 @@ from reward_memory._recall.readback import Parsed, parse
 from reward_memory._recall.session import MINT, RecallItem, RecallSession, provider_ref
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import ReadResult, SearchHit, SearchResult
+from reward_memory.records import _memo as m
 from reward_memory.records._memo import check_token_memo
 from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
 from reward_memory.records.recall import (
@@ -50,6 +51,12 @@ DEFAULT_SETUP_HINTS: Final = SetupHints(
     ),
 )
 _REF_CACHE_SIZE: Final = 4096
+# A result is built from parts validated once already: the opaque ref this module
+# derives (provider- + 20 hex), and the candidate ref, class and summary of a
+# record the strict readback parse has just built; exposure and summary agree
+# by construction (below). So it is not validated a second time, on every item of
+# every recall; every packet a test sees is loaded back through the schema.
+_result: Final = m.trusted(RecallResult)
 _MAX_REF_LENGTH: Final = 2048  # a provider ref longer than this is not a ref
 
 _Status = Literal["guard_blocked", "provider_unavailable", "completed", "empty"]
@@ -204,6 +211,8 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     provider: Provider,
     now: datetime,
     clock: Callable[[], float],
+    *,
+    known: tuple[str, Parsed] | None = None,
 ) -> RecallSession:
     """Run a guarded request packet (blocked: no provider call); never raises for a provider.
 
@@ -213,6 +222,11 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     answer came late) fails open with ``recall_deadline_exceeded``. Only
     ``KeyboardInterrupt`` and ``SystemExit`` propagate. (Hot path: the SPI's own
     result types are read inline; anything else goes through the checked helpers.)
+
+    ``known`` is ``(content, parse)`` of the one content the caller itself has
+    just written (:func:`~reward_memory._recall.readback.written`): a readback of
+    exactly that content uses it instead of decoding it again; any other content
+    is parsed.
     """
     if not request_packet.guard.passed:
         blocked = _packet(request_packet, "guard_blocked")
@@ -232,6 +246,7 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     keys: set[str] = set()
     superseding = False
     calls = 0
+    known_content, known_parsed = (None, None) if known is None else known
     try:
         deadline = clock() + binding.timeout_seconds
         search = provider.search
@@ -275,7 +290,10 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
                     content = _foreign_content(readback, ref)
                     if content is None:
                         continue
-                parsed = parse(content)
+                if content == known_content:
+                    parsed: Parsed | None = known_parsed
+                else:
+                    parsed = parse(content)
                 if (
                     parsed is None
                     or not static_fit(item_filter, parsed)
@@ -350,18 +368,8 @@ def _accept(
     ref: str, parsed: Parsed, provider_id: str, namespace: str, exposed: bool
 ) -> tuple[RecallItem, RecallResult]:
     """The transient item and public result of one accepted readback (cached: both immutable)."""
-    item = RecallItem(
-        memory_ref=ref,
-        provider_ref=provider_ref(provider_id, namespace, ref),
-        candidate_ref=parsed.candidate_ref,
-        class_id=parsed.class_id,
-        content_summary=parsed.content_summary,
-        content_digest=parsed.content_digest,
-        authority_level=parsed.authority_level,
-        legacy=parsed.legacy,
-        record=parsed.record,
-    )
-    result = RecallResult(
+    item = RecallItem.of(parsed, ref, provider_ref(provider_id, namespace, ref))
+    result = _result(
         memory_ref=item.provider_ref,
         candidate_ref=item.candidate_ref,
         target_class=item.class_id,

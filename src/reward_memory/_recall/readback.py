@@ -13,22 +13,20 @@ import json
 from datetime import datetime  # noqa: TC003 - attrs resolves it
 from typing import Any, Final
 
-import attrs
-
 from reward_memory.grammars import parse_timestamp
 from reward_memory.records._plain import from_plain
 from reward_memory.records.active import ActiveRecord, LegacyActiveRecord, record_ref_of
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
 from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
 
-__all__ = ["Parsed", "identity", "parse", "seed"]
+__all__ = ["Parsed", "identity", "parse", "written"]
 
 _PARSE_CACHE_SIZE: Final = 2048
+_UNSET: Final = object()
 _V1: Final = "reward_memory_active_record_v1"
 _V0: Final = "reward_memory_active_record_v0"
 
 
-@attrs.frozen(kw_only=True, eq=False)
 class Parsed:
     """A readback parsed into a record, plus what the item filter needs (cached).
 
@@ -38,25 +36,87 @@ class Parsed:
     record's ``record_ref`` (corpus and candidate: which memory it is, checked
     when the record is built), so the same record stored under several refs,
     re-serialised, or activated twice reaches the model once.
+
+    A plain slotted class, not an attrs record: it is built once per record read
+    for the first time (the cold recall path) from a record that is already
+    validated, so it has nothing to check. ``born_at`` (wanted only in a
+    time-bound corpus) and the content digest are computed on first use.
     """
 
-    record: ActiveRecord | LegacyActiveRecord
-    legacy: bool
-    identity: tuple[str | None, ...]
-    surfaces: frozenset[str]
-    revision_ref: str | None
-    candidate_ref: str
-    class_id: ClassId
-    content_summary: str
-    live: bool  # lifecycle active (so not revoked, superseded or retired: see envelope.py)
-    expires_at: datetime | None
-    # The record's earliest time (source observation or activation): its age starts here.
-    born_at: datetime | None
-    public: bool  # the record's own visibility is public_safe
-    supersedes: tuple[str, ...]  # the refs this record supersedes (candidate or activation refs)
-    record_key: str
-    content_digest: str
-    authority_level: str
+    __slots__ = (
+        "_born",
+        "_digest",
+        "authority_level",
+        "candidate_ref",
+        "class_id",
+        "content",
+        "content_summary",
+        "expires_at",
+        "identity",
+        "legacy",
+        "live",
+        "public",
+        "record",
+        "record_key",
+        "revision_ref",
+        "stamps",
+        "supersedes",
+        "surfaces",
+    )
+
+    def __init__(
+        self,
+        *,
+        record: ActiveRecord | LegacyActiveRecord,
+        legacy: bool,
+        identity: tuple[str | None, ...],
+        surfaces: frozenset[str],
+        revision_ref: str | None,
+        candidate_ref: str,
+        class_id: ClassId,
+        content_summary: str,
+        live: bool,
+        expires_at: datetime | None,
+        stamps: tuple[str | None, ...],
+        public: bool,
+        supersedes: tuple[str, ...],
+        record_key: str,
+        content: str,
+        authority_level: str,
+    ) -> None:
+        self.record = record
+        self.legacy = legacy
+        self.identity = identity
+        self.surfaces = surfaces
+        self.revision_ref = revision_ref
+        self.candidate_ref = candidate_ref
+        self.class_id = class_id
+        self.content_summary = content_summary
+        self.live = live  # lifecycle active (not revoked, superseded or retired: envelope.py)
+        self.expires_at = expires_at  # read on every recall of the record: kept parsed
+        self.stamps = stamps  # the record's times its age may start at (source, activation)
+        self.public = public  # the record's own visibility is public_safe
+        self.supersedes = supersedes  # the refs this record supersedes
+        self.record_key = record_key
+        self.content = content  # the exact readback (kept for the digest, computed on first use)
+        self._digest: str | None = None
+        self.authority_level = authority_level
+        self._born: datetime | object | None = _UNSET
+
+    @property
+    def content_digest(self) -> str:
+        """sha256 (hex) of the readback's canonical text (computed on first use)."""
+        digest = self._digest
+        if digest is None:
+            digest = self._digest = _digest_of(self.content)
+        return digest
+
+    @property
+    def born_at(self) -> datetime | None:
+        """The record's earliest time (source observation or activation): its age starts here."""
+        if self._born is _UNSET:
+            self._born = _earliest(*self.stamps)
+        return self._born  # type: ignore[return-value]
 
 
 def identity(
@@ -106,11 +166,11 @@ def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
         content_summary=record.content_summary,
         live=record.lifecycle_state == "active",
         expires_at=None if expires is None else parse_timestamp(expires),
-        born_at=_earliest(record.source.observed_at, record.activated_at),
+        stamps=(record.source.observed_at, record.activated_at),
         public=record.privacy.visibility == "public_safe",
         supersedes=record.supersession.supersedes_refs,
         record_key=record.record_ref,
-        content_digest=_digest_of(content),
+        content=content,
         authority_level=record.authority.level,
     )
 
@@ -132,41 +192,32 @@ def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
         live=lifecycle.state == "active",
         expires_at=None if expires is None else parse_timestamp(expires),
         # A v0 source carries no time: a legacy record's age starts at its activation.
-        born_at=_earliest(record.activated_at),
+        stamps=(record.activated_at,),
         public=False,  # v0 has no visibility: its summary is never exposed
         supersedes=lifecycle.supersedes_refs,
         record_key=record_ref_of(record.corpus_id, record.candidate_ref),
-        content_digest=_digest_of(content),
+        content=content,
         # A legacy record has no authority block: it is advisory, whatever its class.
         authority_level="advisory",
     )
 
 
-# Records a writer has just serialised, by their exact content (see seed()).
-_SEEDS: dict[str, ActiveRecord] = {}
-_SEED_LIMIT: Final = 64
+def written(record: ActiveRecord, content: str) -> Parsed:
+    """The parse of ``content`` that the writer who serialised ``record`` into it knows.
 
-
-def seed(content: str, record: ActiveRecord) -> None:
-    """Let the first parse of ``content`` reuse ``record`` instead of decoding it again.
-
-    Only for the writer that built ``content`` from ``record`` itself (the ingest
-    loop: canonical JSON of the record's plain form), so parsing ``content``
-    would give this very record; a readback that differs by one byte is another
-    key and is parsed as usual. ``tests/test_ingest.py`` holds the seeded and
-    the decoded result equal.
+    Only for the ingest loop, which wrote ``content`` as the canonical JSON of
+    ``record``'s plain form itself, so decoding ``content`` would give this very
+    record (``tests/test_ingest.py`` holds the two equal). It is handed to that
+    call's verification recall only, for the exact content it wrote: nothing is
+    kept, so any other readback -- a later recall, one byte of difference -- is
+    decoded as usual.
     """
-    if len(_SEEDS) >= _SEED_LIMIT:
-        _SEEDS.clear()
-    _SEEDS[content] = record
+    return _parsed_v1(record, content)
 
 
 @functools.lru_cache(maxsize=_PARSE_CACHE_SIZE)
 def parse(content: str) -> Parsed | None:
     """Parse one readback (cached per exact content string); ``None`` when unusable."""
-    seeded = _SEEDS.pop(content, None) if _SEEDS else None
-    if seeded is not None:
-        return _parsed_v1(seeded, content)
     try:
         data = json.loads(content)
         if type(data) is not dict:

@@ -7,9 +7,8 @@ import hashlib
 import typing
 from typing import Final
 
-import attrs
-
 if typing.TYPE_CHECKING:
+    from reward_memory._recall.readback import Parsed
     from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
     from reward_memory.records.envelope import ClassId
     from reward_memory.records.recall import RecallPacket, RecallRequestPacket
@@ -26,25 +25,146 @@ def _hidden(value: object) -> str:
     return "<transient>"
 
 
-@attrs.frozen(kw_only=True, eq=False)
 class RecallItem:
     """One accepted item, in process only (never serialised, never in a public packet).
 
     ``memory_ref`` is the provider's raw resource ref; ``provider_ref`` the opaque
     ref the public packet shows. ``record`` is the parsed active record; a legacy
     v0 record is advisory only (``legacy=True``, ``authority_level="advisory"``).
-    Items compare by identity (the same readback gives the same item object).
+    ``content_digest`` is the sha256 of the readback's canonical text. Items are
+    read-only and compare by identity (the same readback gives the same item object).
+
+    A plain slotted class, not an attrs record, so that the digest (a sha256 over
+    the whole readback, wanted by the ingest loop's verification, rarely by a
+    model callback) is computed on first use rather than for every item of every
+    recall; a recall builds its items from its parsed readbacks (:meth:`of`).
     """
 
-    memory_ref: str = attrs.field(repr=_hidden)
+    __slots__ = (
+        "_digest",
+        "_source",
+        "authority_level",
+        "candidate_ref",
+        "class_id",
+        "content_summary",
+        "legacy",
+        "memory_ref",
+        "provider_ref",
+        "record",
+    )
+    memory_ref: str
     provider_ref: str
     candidate_ref: str
     class_id: ClassId
-    content_summary: str = attrs.field(repr=_hidden)
-    content_digest: str
+    content_summary: str
     authority_level: str
     legacy: bool
-    record: ActiveRecord | LegacyActiveRecord = attrs.field(repr=False)
+    record: ActiveRecord | LegacyActiveRecord
+    _digest: str | None
+    _source: Parsed | None
+
+    def __init__(
+        self,
+        *,
+        memory_ref: str,
+        provider_ref: str,
+        candidate_ref: str,
+        class_id: ClassId,
+        content_summary: str,
+        content_digest: str | None = None,
+        authority_level: str,
+        legacy: bool,
+        record: ActiveRecord | LegacyActiveRecord,
+        _source: Parsed | None = None,
+    ) -> None:
+        if content_digest is None and _source is None:
+            raise TypeError("a RecallItem needs its content_digest")
+        put = object.__setattr__
+        put(self, "memory_ref", memory_ref)
+        put(self, "provider_ref", provider_ref)
+        put(self, "candidate_ref", candidate_ref)
+        put(self, "class_id", class_id)
+        put(self, "content_summary", content_summary)
+        put(self, "authority_level", authority_level)
+        put(self, "legacy", legacy)
+        put(self, "record", record)
+        put(self, "_digest", content_digest)
+        put(self, "_source", _source)
+
+    @classmethod
+    def of(cls, parsed: Parsed, memory_ref: str, provider_ref: str) -> RecallItem:
+        """The item of one parsed readback read back under ``memory_ref``."""
+        return cls(
+            memory_ref=memory_ref,
+            provider_ref=provider_ref,
+            candidate_ref=parsed.candidate_ref,
+            class_id=parsed.class_id,
+            content_summary=parsed.content_summary,
+            authority_level=parsed.authority_level,
+            legacy=parsed.legacy,
+            record=parsed.record,
+            _source=parsed,
+        )
+
+    @property
+    def content_digest(self) -> str:
+        """sha256 (hex) of the readback's canonical text (reference §8.3)."""
+        digest = self._digest
+        if digest is None:
+            source = self._source
+            assert source is not None  # one of the two is always set
+            digest = source.content_digest
+            object.__setattr__(self, "_digest", digest)
+        return digest
+
+    def __copy__(self) -> RecallItem:
+        return self  # read-only: a copy is the item itself
+
+    def __deepcopy__(self, memo: dict[int, object]) -> RecallItem:
+        return self
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # As the attrs record it replaced: rebuilt from its fields (digest included).
+        return _rebuilt, (
+            self.memory_ref,
+            self.provider_ref,
+            self.candidate_ref,
+            self.class_id,
+            self.content_summary,
+            self.content_digest,
+            self.authority_level,
+            self.legacy,
+            self.record,
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a RecallItem is read-only ({name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a RecallItem is read-only ({name})")
+
+    def __repr__(self) -> str:
+        return (
+            f"RecallItem(memory_ref={_hidden(self.memory_ref)!r}, "
+            f"provider_ref={self.provider_ref!r}, candidate_ref={self.candidate_ref!r}, "
+            f"class_id={self.class_id!r}, content_summary={_hidden(self.content_summary)!r}, "
+            f"authority_level={self.authority_level!r}, legacy={self.legacy!r})"
+        )
+
+
+def _rebuilt(*fields: object) -> RecallItem:
+    names = (
+        "memory_ref",
+        "provider_ref",
+        "candidate_ref",
+        "class_id",
+        "content_summary",
+        "content_digest",
+        "authority_level",
+        "legacy",
+        "record",
+    )
+    return RecallItem(**dict(zip(names, fields, strict=True)))  # type: ignore[arg-type]
 
 
 class RecallSession:

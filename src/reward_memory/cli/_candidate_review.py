@@ -107,16 +107,14 @@ def _fixture_decision(decision: str, review_ref: str) -> Any:
 
 
 def _run_request(name: str) -> Outcome:
+    from reward_memory._boundary import strict_packet
     from reward_memory.candidates import propose, review
     from reward_memory.cli._common import read_json_object
     from reward_memory.grammars import parse_timestamp
-    from reward_memory.records._plain import (
-        load_plain,
-        to_plain,
-    )
+    from reward_memory.records._plain import to_plain
     from reward_memory.records.review import CandidateReviewRequest
 
-    request = load_plain(read_json_object(name), CandidateReviewRequest)
+    request = strict_packet(read_json_object(name), CandidateReviewRequest)
     now = None if request.now is None else parse_timestamp(request.now, "$.now")
     target: Any = propose(request.proposal, request.authority_checkpoint, now=now)
     for index, decision in enumerate(request.reviews):

@@ -69,12 +69,12 @@ def run(args: argparse.Namespace) -> Outcome:
     now = None if args.now is None else parse_timestamp(args.now, "$.now")
 
     if args.input is not None:
-        # Untrusted input: JSON Schema first (strict types, unknown fields), then records.
+        # Untrusted input: one strict pass (the schema names an error only).
+        from reward_memory._boundary import strict_packet
         from reward_memory.cli._common import read_json_object
-        from reward_memory.records._plain import load_plain
         from reward_memory.records.health import HealthRequest
 
-        request = load_plain(read_json_object(args.input), HealthRequest)
+        request = strict_packet(read_json_object(args.input), HealthRequest)
     else:
         request = health_case(args.case or DEFAULT_CASE)
     health = classify_request(request, now=now)

@@ -203,7 +203,7 @@ _DEFINITIONS: Final = {
 def _fixture(
     args: argparse.Namespace, data: dict[str, Any], authority: AuthorityMap | None
 ) -> Outcome:
-    from reward_memory import schemas, wire
+    from reward_memory._boundary import strict_record
     from reward_memory.errors import RecordValidationError
     from reward_memory.ingestion import ingest
     from reward_memory.records.corpus import CorpusDeclaration
@@ -230,13 +230,14 @@ def _fixture(
         if not isinstance(data[key], dict):
             raise _bad("must be an object", f"$.{key}", "wrong_type")
         try:
-            # The standing policy has its own schema (the strict type gate); corpus
-            # and binding are records whose validators check every field.
-            if cls is StandingPolicy:  # one schema, not wire.load's union of every packet
-                schemas.validate(data[key], STANDING_POLICY_SCHEMA)
-            else:  # the strict type gate: cattrs alone would coerce 777 to "777"
-                schemas.validate_definition(data[key], *_DEFINITIONS[key])
-            parts[key] = wire.structure(data[key], cls)
+            # One strict pass per part (never cattrs, which would coerce 777 to
+            # "777"); the standing policy has its own schema, corpus and binding
+            # are definitions of the schemas that embed them.
+            if cls is StandingPolicy:
+                parts[key] = strict_record(cls, data[key], STANDING_POLICY_SCHEMA)
+            else:
+                schema, definition = _DEFINITIONS[key]
+                parts[key] = strict_record(cls, data[key], schema, definition=definition)
         except RecordValidationError as exc:
             raise _under(f"$.{key}", exc) from None
     receipt = ingest(
@@ -253,10 +254,10 @@ def _fixture(
 
 
 def _outcome(receipt: Any) -> Outcome:
-    from reward_memory import wire
     from reward_memory.cli._common import Outcome
+    from reward_memory.records._plain import to_plain
 
-    packet = wire.dump(receipt)
+    packet = to_plain(receipt)  # what wire.dump gives (tests/test_plain.py), without cattrs
     lines = [
         f"  deduplicated={packet.get('deduplicated')} "
         f"exact_readback={packet.get('exact_readback_verified')} "

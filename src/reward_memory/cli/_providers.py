@@ -171,10 +171,10 @@ def _check_lines(check: ProviderCheck) -> list[str]:
 
 def run(args: argparse.Namespace) -> Outcome:
     """List installed providers; with ``--check``, also report one provider's health."""
-    from reward_memory import wire
     from reward_memory.cli._common import Outcome
     from reward_memory.providers.discovery import available_providers
     from reward_memory.providers.spi import SPI_VERSION
+    from reward_memory.records._plain import to_plain
     from reward_memory.records.providers import ProvidersReport
 
     check = _check(args.check, args) if args.check is not None else None
@@ -189,4 +189,5 @@ def run(args: argparse.Namespace) -> Outcome:
     lines.extend(_provider_line(info) for info in providers)
     if check is not None:
         lines.extend(_check_lines(check))
-    return Outcome(packet=wire.dump(report), text_lines=tuple(lines))
+    # What wire.dump gives (tests/test_plain.py), without importing cattrs.
+    return Outcome(packet=to_plain(report), text_lines=tuple(lines))

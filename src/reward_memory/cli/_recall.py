@@ -82,10 +82,9 @@ def _open(url: str) -> Provider | _Unreachable:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Validate the input, open the provider, recall, print the public packet."""
-    from reward_memory import schemas
+    from reward_memory._boundary import strict_record
     from reward_memory.errors import RecordValidationError
     from reward_memory.guarded_recall import recall
-    from reward_memory.records._plain import from_plain
     from reward_memory.records._plain import to_plain as as_plain
     from reward_memory.records.recall import RECALL_INPUT_SCHEMA, RecallInput
 
@@ -100,10 +99,9 @@ def run(args: argparse.Namespace) -> Outcome:
             path="$.schema_version",
             code="schema_version_unsupported",
         )
-    # The schema is the boundary check; the records are then built without the
-    # cattrs converter (start-up time), by the same strict walk recall uses.
-    schemas.validate(data, RECALL_INPUT_SCHEMA)
-    given: RecallInput = from_plain(RecallInput, data)
+    # One strict pass at the boundary (the schema names an error only): no
+    # jsonschema, no cattrs converter at start-up.
+    given = strict_record(RecallInput, data, RECALL_INPUT_SCHEMA)
     provider = _open(args.provider)
     try:
         session = recall(
