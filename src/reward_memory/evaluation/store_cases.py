@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from reward_memory._recall.readback import seed
 from reward_memory.activation import activate, activation_ref_of
 from reward_memory.candidates import propose, review
 from reward_memory.digests import canonical_json
@@ -157,9 +156,6 @@ def _store(ctx: Context, name: str, record: ActiveRecord) -> None:
     """The corpus owner's write of one record into the lifecycle corpus."""
     binding = ctx.fixture.lifecycle_binding
     content = canonical_json(to_plain(record)).decode("utf-8")
-    # The writer built these bytes from the record: their first parse may reuse it,
-    # as ingest's own readback does (any other bytes are decoded as usual).
-    seed(content, record)
     ctx.provider.write(
         scope=binding.provider_scope,
         key=f"stage4-{name}.json",
