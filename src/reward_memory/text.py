@@ -299,9 +299,11 @@ _NAME_TAILS = (
     r"(?<=(?:[as]k|id){0}:)"  # ak, sk, *_id
     # the tails of key, token, secret(s), pwd, passwd, password(s), passphrase,
     # passcode, credential(s), auth, pass, dsn, conn_str and connection_string
-    r"|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|uth|ass|dsn|str){0}:)"
-    r"|(?<=ring{0}:)"  # connection_string (not viking:)
-    r"|(?<=ation{0}:)"  # authorization
+    r"|(?<=(?:key|ken|ret|ets|pwd|swd|rds|ase|ode|ial|als|uth|ass|dsn|str){0}:)"
+    # connection_string (not viking:), password (not record: -- every stored
+    # record_ref is one -- nor keyword:)
+    r"|(?<=(?:ring|word){0}:)"
+    r"|(?<=rization{0}:)"  # authorization (not activation:, every activation_ref)
 )
 _NAME_GATE = "[kdyntelshrg]"  # the last letters of those tails
 _ANCHORS: Final = {

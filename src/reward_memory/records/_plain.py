@@ -28,6 +28,7 @@ from typing import Any, Final, TypeVar, cast
 import attrs
 
 from reward_memory.errors import RecordValidationError, join_path
+from reward_memory.records._onepass import all_safe, generate
 
 __all__ = ["as_record", "from_plain", "load_plain", "to_plain"]
 
@@ -95,8 +96,35 @@ def _plan(cls: type[Any]) -> _Plan:
     return plan
 
 
+class _Fallback(Exception):
+    """The builder met something unusual: the reference walk decides (and names it)."""
+
+
+_BUILDERS: Final[dict[type[Any], Any]] = {}
+
+
+def _builder(cls: type[Any]) -> Any:
+    """The builder generated for ``cls`` (see :mod:`reward_memory.records._onepass`)."""
+    known = _BUILDERS.get(cls)
+    if known is None:
+        known = _BUILDERS[cls] = generate(cls, _plan(cls), _builder, _Fallback)
+    return known
+
+
 def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
     """Build a ``cls`` record from parsed JSON ``data`` (strict; see the module docs)."""
+    try:
+        strings: list[str] = []
+        record = _builder(cls)(data, strings)
+        if not strings or all_safe(strings):
+            return record
+    except Exception:  # noqa: BLE001, S110 - the reference walk below names the error
+        pass
+    return _walk(cls, data, path)
+
+
+def _walk(cls: type[Any], data: Any, path: str) -> Any:
+    """The reference walk: the same record as the builder, or the error with its full path."""
     if type(data) is not dict:
         raise RecordValidationError("must be an object", path=path, code="wrong_type")
     plan = _plan(cls)
@@ -117,7 +145,7 @@ def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
     for key, value in data.items():
         inner = plan.nested.get(key)
         if inner is not None and value is not None:
-            kwargs[key] = from_plain(inner, value, join_path(path, key))
+            kwargs[key] = _walk(inner, value, join_path(path, key))
             continue
         inner = plan.sequences.get(key)
         if inner is not None:
@@ -125,7 +153,7 @@ def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
             if type(value) is not list:
                 raise RecordValidationError("must be a list", path=where, code="wrong_type")
             kwargs[key] = tuple(
-                from_plain(inner, item, join_path(where, index)) for index, item in enumerate(value)
+                _walk(inner, item, join_path(where, index)) for index, item in enumerate(value)
             )
         elif type(value) is list:
             kwargs[key] = tuple(value)

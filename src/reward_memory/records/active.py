@@ -54,6 +54,7 @@ from reward_memory.records.envelope import (
     RecordSource,
     Revocation,
     Supersession,
+    check_envelope,
 )
 
 __all__ = [
@@ -90,7 +91,8 @@ def _text(limit: int) -> Any:
     def convert(value: Any, field: attrs.Attribute[Any]) -> str:
         return m.compact_memo(value, limit, f"$.{field.name}")
 
-    return attrs.field(converter=attrs.Converter(convert, takes_field=True))
+    converter = attrs.Converter(convert, takes_field=True)
+    return f.tagged("text", limit, converter=converter)
 
 
 @attrs.frozen(kw_only=True)
@@ -119,7 +121,7 @@ class ActiveRecord:
         "reward_memory_active_record_v1"
     )
     # Derived from corpus_id and candidate_ref: computed when left empty, checked when given.
-    record_ref: str = attrs.field(default="")
+    record_ref: str = f.tagged("derived", None, default="")
     activation_ref: str = f.token()
     activated_at: str = f.timestamp()
     corpus_id: str = f.corpus_id()
@@ -155,8 +157,9 @@ class ActiveRecord:
                 code="digest_mismatch",
             )
         # The envelope's cross-field rules (authority per class, lifecycle
-        # consistency) apply to the active record exactly as to any durable record.
-        self.envelope()
+        # consistency) apply to the active record exactly as to any durable record:
+        # checked on the record itself (it has every envelope field), not on a copy.
+        check_envelope(self)
 
     def envelope(self) -> DurableEnvelope:
         """The Stage-0 envelope of this record."""

@@ -185,8 +185,8 @@ def text_field(limit: int, *, optional: bool = False) -> Any:
 
     converter = attrs.Converter(convert, takes_field=True)
     if optional:
-        return attrs.field(default=None, converter=converter)
-    return attrs.field(converter=converter)
+        return f.tagged("optional_text", limit, default=None, converter=converter)
+    return f.tagged("text", limit, converter=converter)
 
 
 def _token_list(*, max_items: int) -> Any:
@@ -215,7 +215,7 @@ def _token_list(*, max_items: int) -> Any:
         return items if len(items) < 2 else tuple(sorted(items))
 
     converter = attrs.Converter(convert, takes_field=True)
-    return attrs.field(factory=tuple, converter=converter)
+    return f.tagged("list", ("token", 0, max_items, False), factory=tuple, converter=converter)
 
 
 def is_record(cls: type[Any]) -> Any:
@@ -227,6 +227,7 @@ def is_record(cls: type[Any]) -> Any:
                 f"must be a {cls.__name__}", path=f"$.{attribute.name}", code="wrong_type"
             )
 
+    validate.rm_record = cls  # type: ignore[attr-defined]  # a nested record: the builder builds it
     return validate
 
 
@@ -433,7 +434,7 @@ class Candidate:
     lifecycle: CandidateLifecycle = attrs.field(validator=is_record(CandidateLifecycle))
     privacy: CandidatePrivacy = attrs.field(default=_NO_RAW, validator=is_record(CandidatePrivacy))
     # Computed from the content when left empty; checked against it when given.
-    candidate_ref: str = attrs.field(default="")
+    candidate_ref: str = f.tagged("derived", None, default="")
     observed_at: str | None = f.optional_timestamp()
 
     def __attrs_post_init__(self) -> None:
