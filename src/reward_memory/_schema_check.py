@@ -73,38 +73,18 @@ def _safe_str(value: str) -> bool:
     return value.isascii() or _SURROGATE.search(value) is None
 
 
-def _is_type(name: str) -> Check:
-    # Exact types only (conservative): a subclass or a tuple takes the reference path.
-    if name == "null":
-        return lambda value: value is None
-    if name == "boolean":
-        return lambda value: type(value) is bool
-    if name == "string":
-        return lambda value: type(value) is str and _safe_str(value)
-    if name == "integer":
-        return lambda value: type(value) is int and -_MAX_INTEGER <= value <= _MAX_INTEGER
-    if name == "number":
-        return lambda value: (
-            (type(value) is int and -_MAX_INTEGER <= value <= _MAX_INTEGER)
-            or (type(value) is float and math.isfinite(value))
-        )
-    if name == "object":
-        return lambda value: type(value) is dict
-    if name == "array":
-        return lambda value: type(value) is list
-    raise Unsupported(f"type {name}")
-
-
-def _equal_to(expected: Any) -> Check:
-    if isinstance(expected, bool) or expected is None:
-        return lambda value: value is expected
-    if isinstance(expected, str):
-        return lambda value: type(value) is str and value == expected
-    if isinstance(expected, int):
-        return lambda value: type(value) is int and value == expected
-    if isinstance(expected, list | dict):
-        return lambda value: _same(value, expected)
-    raise Unsupported("const/enum of a float")
+# Exact types only (conservative): a subclass or a tuple takes the reference path.
+_TYPE_TESTS: Final = {
+    "null": "v is None",
+    "boolean": "type(v) is bool",
+    "string": "(type(v) is str and (v.isascii() or _surrogate(v) is None))",
+    "integer": "(type(v) is int and -_max_int <= v <= _max_int)",
+    "number": (
+        "((type(v) is int and -_max_int <= v <= _max_int) or (type(v) is float and _isfinite(v)))"
+    ),
+    "object": "type(v) is dict",
+    "array": "type(v) is list",
+}
 
 
 def _same(value: Any, expected: Any) -> bool:
@@ -120,47 +100,32 @@ def _same(value: Any, expected: Any) -> bool:
     return bool(value == expected)
 
 
-def _value_checks(node: Mapping[str, Any]) -> list[Check]:
-    """``type``, ``const`` and ``enum``: each pins the value to JSON types."""
-    checks: list[Check] = []
-    if "type" in node:
-        names = node["type"] if isinstance(node["type"], list) else [node["type"]]
-        alternatives = [_is_type(name) for name in names]
-        checks.append(
-            alternatives[0]
-            if len(alternatives) == 1
-            else lambda value: any(check(value) for check in alternatives)
-        )
-    if "const" in node:
-        checks.append(_equal_to(node["const"]))
-    if "enum" in node:
-        choices = node["enum"]
-        if all(isinstance(choice, str) for choice in choices):
-            allowed = frozenset(choices)
-            checks.append(lambda value: type(value) is str and value in allowed)
-        else:
-            options = [_equal_to(choice) for choice in choices]
-            checks.append(lambda value: any(option(value) for option in options))
-    return checks
-
-
-def _all(checks: list[Check]) -> Check:
-    if len(checks) == 1:
-        return checks[0]
-    if len(checks) == 2:
-        first, second = checks
-        return lambda value: first(value) and second(value)
-    frozen = tuple(checks)
-    return lambda value: all(check(value) for check in frozen)
-
-
 class _Compiler:
-    """Compiles schema nodes of one document set; ``$ref`` resolved by ``$id`` + pointer."""
+    """Compiles schema nodes into generated predicate functions; ``$ref`` by ``$id`` + pointer.
+
+    Every node becomes one function ``n<i>(v) -> bool`` whose body is a run of
+    ``if <violation>: return False`` lines; nested nodes are calls.
+    """
 
     def __init__(self, documents: Mapping[str, Mapping[str, Any]]) -> None:
         self._by_id = {document["$id"]: document for document in documents.values()}
-        self._done: dict[tuple[str, bool], tuple[Check, bool]] = {}
+        self._done: dict[tuple[str, bool], tuple[str, bool]] = {}
         self._busy: set[str] = set()
+        self.namespace: dict[str, Any] = {
+            "_surrogate": _SURROGATE.search,
+            "_max_int": _MAX_INTEGER,
+            "_isfinite": math.isfinite,
+            "_same": _same,
+            "_unique": _unique,
+            "_inf": math.inf,
+        }
+        self.sources: list[str] = []
+        self.tables: list[Any] = []  # of _Late references, bound after exec
+
+    def constant(self, value: Any) -> str:
+        name = f"k{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
 
     def _resolve(self, ref: str, base: str) -> tuple[Mapping[str, Any], str, str]:
         uri = urljoin(base, ref)
@@ -175,7 +140,7 @@ class _Compiler:
             node = node[part]
         return node, address, uri
 
-    def ref(self, ref: str, base: str, *, constraint: bool = False) -> tuple[Check, bool]:
+    def ref(self, ref: str, base: str, *, constraint: bool = False) -> tuple[str, bool]:
         node, address, uri = self._resolve(ref, base)
         known = self._done.get((uri, constraint))
         if known is not None:
@@ -188,8 +153,8 @@ class _Compiler:
         self._done[uri, constraint] = compiled
         return compiled
 
-    def node(self, node: Any, base: str, *, constraint: bool = False) -> tuple[Check, bool]:
-        """The node's check, and whether it pins the value to a JSON type (typed).
+    def node(self, node: Any, base: str, *, constraint: bool = False) -> tuple[str, bool]:
+        """The node's function name, and whether it pins the value to a JSON type (typed).
 
         In ``constraint`` mode (inside ``if``/``then``/``else``) the node only
         adds conditions to a value its typed siblings already pin down, so it
@@ -202,73 +167,101 @@ class _Compiler:
             raise Unsupported(f"keywords {sorted(unknown)}")
         if "$id" in node and node["$id"] != base:
             raise Unsupported("a nested $id")
-        checks = _value_checks(node)
-        typed = bool(checks)
+        lines, typed = self._values(node)
         if "$ref" in node:
-            check, ref_typed = self.ref(node["$ref"], base, constraint=constraint)
-            checks.append(check)
+            name, ref_typed = self.ref(node["$ref"], base, constraint=constraint)
+            lines.append(f"if not {name}(v): return False")
             typed = typed or ref_typed
         if "anyOf" in node:
             branches = [self.node(branch, base, constraint=constraint) for branch in node["anyOf"]]
-            options = [check for check, _ in branches]
-            checks.append(lambda value: any(option(value) for option in options))
+            calls = " or ".join(f"{name}(v)" for name, _ in branches)
+            lines.append(f"if not ({calls}): return False")
             typed = typed or all(branch_typed for _, branch_typed in branches)
         if "allOf" in node:
             parts = [self.node(part, base, constraint=constraint) for part in node["allOf"]]
-            checks.extend(check for check, _ in parts)
+            lines.extend(f"if not {name}(v): return False" for name, _ in parts)
             typed = typed or any(part_typed for _, part_typed in parts)
-        checks.extend(self._string(node))
-        checks.extend(self._object(node, base, constraint=constraint))
-        checks.extend(self._array(node, base, constraint=constraint))
-        checks.extend(self._number(node))
+        lines.extend(self._string(node))
+        lines.extend(self._number(node))
+        lines.extend(self._object(node, base, constraint=constraint))
+        lines.extend(self._array(node, base, constraint=constraint))
         if "if" in node:
             condition, _ = self.node(node["if"], base, constraint=True)
-            then = self.node(node["then"], base, constraint=True)[0] if "then" in node else None
-            otherwise = (
-                self.node(node["else"], base, constraint=True)[0] if "else" in node else None
-            )
+            lines.append(f"if {condition}(v):")
+            if "then" in node:
+                then, _ = self.node(node["then"], base, constraint=True)
+                lines.append(f"    if not {then}(v): return False")
+            else:
+                lines.append("    pass")
+            if "else" in node:
+                otherwise, _ = self.node(node["else"], base, constraint=True)
+                lines += ["else:", f"    if not {otherwise}(v): return False"]
+        return self._function(lines), typed
 
-            def conditional(value: Any) -> bool:
-                chosen = then if condition(value) else otherwise
-                return chosen is None or chosen(value)
+    def _function(self, lines: list[str]) -> str:
+        name = f"n{len(self.sources)}"
+        body = "".join(f"    {line}\n" for line in lines)
+        self.sources.append(f"def {name}(v):\n{body}    return True\n")
+        return name
 
-            checks.append(conditional)
-        if not checks:
-            return (lambda value: True), False
-        return _all(checks), typed
+    def _values(self, node: Mapping[str, Any]) -> tuple[list[str], bool]:
+        """``type``, ``const`` and ``enum``: each pins the value to JSON types."""
+        lines: list[str] = []
+        if "type" in node:
+            names = node["type"] if isinstance(node["type"], list) else [node["type"]]
+            if any(name not in _TYPE_TESTS for name in names):
+                raise Unsupported(f"type {names}")
+            lines.append(f"if not ({' or '.join(_TYPE_TESTS[name] for name in names)}):")
+            lines.append("    return False")
+        if "const" in node:
+            lines.append(f"if not ({self._equal_to(node['const'])}): return False")
+        if "enum" in node:
+            choices = node["enum"]
+            if all(isinstance(choice, str) for choice in choices):
+                allowed = self.constant(frozenset(choices))
+                lines.append(f"if type(v) is not str or v not in {allowed}: return False")
+            else:
+                tests = " or ".join(f"({self._equal_to(choice)})" for choice in choices)
+                lines.append(f"if not ({tests}): return False")
+        return lines, bool(lines)
 
-    @staticmethod
-    def _string(node: Mapping[str, Any]) -> list[Check]:
+    def _equal_to(self, expected: Any) -> str:
+        if isinstance(expected, bool) or expected is None:
+            return f"v is {expected!r}"
+        if isinstance(expected, str):
+            return f"type(v) is str and v == {self.constant(expected)}"
+        if isinstance(expected, int):
+            return f"type(v) is int and v == {int(expected)}"
+        if isinstance(expected, list | dict):
+            return f"_same(v, {self.constant(expected)})"
+        raise Unsupported("const/enum of a float")
+
+    def _string(self, node: Mapping[str, Any]) -> list[str]:
         # Each applies to strings only (another type passes it: "type" decides).
-        checks: list[Check] = []
+        tests: list[str] = []
         low, high = node.get("minLength", 0), node.get("maxLength")
-        if low or high is not None:
-            top = high if high is not None else math.inf
-            checks.append(lambda value: type(value) is not str or low <= len(value) <= top)
+        if low:
+            tests.append(f"len(v) < {int(low)}")
+        if high is not None:
+            tests.append(f"len(v) > {int(high)}")
         if "pattern" in node:
-            search = re.compile(node["pattern"]).search  # what jsonschema calls
-            checks.append(lambda value: type(value) is not str or search(value) is not None)
-        return checks
+            search = self.constant(re.compile(node["pattern"]).search)  # what jsonschema calls
+            tests.append(f"{search}(v) is None")
+        if not tests:
+            return []
+        return [f"if type(v) is str and ({' or '.join(tests)}): return False"]
 
-    @staticmethod
-    def _number(node: Mapping[str, Any]) -> list[Check]:
-        checks: list[Check] = []
-        for keyword, holds in (
-            ("minimum", lambda value, bound: value >= bound),
-            ("maximum", lambda value, bound: value <= bound),
-        ):
-            if keyword in node:
-                bound = node[keyword]
+    def _number(self, node: Mapping[str, Any]) -> list[str]:
+        tests = [
+            f"v {operator} {self.constant(node[keyword])}"
+            for keyword, operator in (("minimum", "<"), ("maximum", ">"))
+            if keyword in node
+        ]
+        if not tests:
+            return []
+        return [f"if type(v) in (int, float) and ({' or '.join(tests)}): return False"]
 
-                def within(value: Any, bound: Any = bound, holds: Any = holds) -> bool:
-                    if type(value) is bool or type(value) not in (int, float):
-                        return True
-                    return bool(holds(value, bound))
-
-                checks.append(within)
-        return checks
-
-    def _object(self, node: Mapping[str, Any], base: str, *, constraint: bool) -> list[Check]:
+    def _object(self, node: Mapping[str, Any], base: str, *, constraint: bool) -> list[str]:
         keywords = ("properties", "required", "additionalProperties", "patternProperties")
         if not any(keyword in node for keyword in keywords):
             return []
@@ -276,14 +269,15 @@ class _Compiler:
             name: self.node(schema, base, constraint=constraint)
             for name, schema in node.get("properties", {}).items()
         }
-        property_checks = {name: check for name, (check, _) in properties.items()}
-        required = frozenset(node.get("required", ()))
         patterns = [
-            (re.compile(pattern).search, self.node(schema, base, constraint=constraint))
+            (
+                self.constant(re.compile(pattern).search),
+                self.node(schema, base, constraint=constraint),
+            )
             for pattern, schema in node.get("patternProperties", {}).items()
         ]
         additional: Any = node.get("additionalProperties", True)
-        extra: Check = _anything
+        extra: str | None = None
         if additional is True:
             if not constraint:
                 raise Unsupported("an open object")  # any value could pass: no type pinned
@@ -292,111 +286,100 @@ class _Compiler:
             if not (extra_typed or constraint):
                 raise Unsupported("untyped additionalProperties")
         if not constraint and (
-            any(not property_typed for _, property_typed in properties.values())
+            any(not typed for _, typed in properties.values())
             or any(not typed for _, (_, typed) in patterns)
         ):
             raise Unsupported("an untyped property")
-
-        if not patterns and additional is not False and extra is _anything:
-
-            def open_(value: Any) -> bool:
-                if type(value) is not dict:
-                    return True
-                if not required <= value.keys():
-                    return False
-                for key, check in property_checks.items():
-                    if key in value and not check(value[key]):
-                        return False
-                return True
-
-            return [open_]
-
+        table = self.table({name: _Late(fn) for name, (fn, _) in properties.items()})
+        lines = ["if type(v) is dict:"]
+        if node.get("required"):
+            lines.append(
+                f"    if not {self.constant(frozenset(node['required']))} <= v.keys(): return False"
+            )
         if not patterns and additional is False:
+            lines += [
+                "    for key, item in v.items():",
+                f"        check = {table}.get(key)",  # a non-string key is never a property
+                "        if check is None or not check(item): return False",
+            ]
+            return lines
+        if not patterns and extra is None:  # open (constraint mode): named properties only
+            lines += [
+                f"    for key, check in {table}.items():",
+                "        if key in v and not check(v[key]): return False",
+            ]
+            return lines
+        pattern_table = self.table([(search, _Late(fn)) for search, (fn, _) in patterns])
+        extra_check = "None" if extra is None else extra
+        lines += [
+            "    for key, item in v.items():",
+            "        if type(key) is not str or not (key.isascii() or _surrogate(key) is None):",
+            "            return False",
+            f"        check = {table}.get(key)",
+            "        matched = check is not None",
+            "        if matched and not check(item): return False",
+            f"        for search, pattern_check in {pattern_table}:",
+            "            if search(key) is not None:",
+            "                matched = True",
+            "                if not pattern_check(item): return False",
+        ]
+        if additional is False:
+            lines.append("        if not matched: return False")
+        elif extra is not None:
+            lines.append(f"        if not matched and not {extra_check}(item): return False")
+        return lines
 
-            def closed(value: Any) -> bool:
-                if type(value) is not dict:
-                    return True
-                if not required <= value.keys():
-                    return False
-                for key, item in value.items():
-                    check = property_checks.get(key)  # a non-string key is never a property
-                    if check is None or not check(item):
-                        return False
-                return True
+    def table(self, value: Any) -> str:
+        """A constant holding :class:`_Late` references to generated functions."""
+        self.tables.append(value)
+        return self.constant(value)
 
-            return [closed]
-
-        def general(value: Any) -> bool:
-            if type(value) is not dict:
-                return True
-            if not required <= value.keys():
-                return False
-            for key, item in value.items():
-                if type(key) is not str or not _safe_str(key):
-                    return False
-                matched = False
-                check = property_checks.get(key)
-                if check is not None:
-                    matched = True
-                    if not check(item):
-                        return False
-                for search, (pattern_check, _) in patterns:
-                    if search(key) is not None:
-                        matched = True
-                        if not pattern_check(item):
-                            return False
-                if not matched and (additional is False or not extra(item)):
-                    return False
-            return True
-
-        return [general]
-
-    def _array(self, node: Mapping[str, Any], base: str, *, constraint: bool) -> list[Check]:
-        checks: list[Check] = []
+    def _array(self, node: Mapping[str, Any], base: str, *, constraint: bool) -> list[str]:
+        tests: list[str] = []
         low, high = node.get("minItems", 0), node.get("maxItems")
-        if low or high is not None:
-            top = high if high is not None else math.inf
-            checks.append(lambda value: type(value) is not list or low <= len(value) <= top)
+        if low:
+            tests.append(f"len(v) < {int(low)}")
+        if high is not None:
+            tests.append(f"len(v) > {int(high)}")
         prefix = [
             self.node(schema, base, constraint=constraint) for schema in node.get("prefixItems", ())
         ]
         if not constraint and any(not typed for _, typed in prefix):
             raise Unsupported("untyped prefixItems")
-        prefix_checks = [check for check, _ in prefix]
         items: Any = node.get("items")
         if items is None and not constraint and "array" in str(node.get("type")):
             raise Unsupported("an array of untyped items")
+        lines: list[str] = []
+        if tests:
+            lines.append(f"if type(v) is list and ({' or '.join(tests)}): return False")
+        body: list[str] = []
+        for index, (name, _) in enumerate(prefix):
+            body.append(f"    if len(v) > {index} and not {name}(v[{index}]): return False")
+        start = len(prefix)
         if items is False:
-            count = len(prefix_checks)
-            checks.append(lambda value: type(value) is not list or len(value) <= count)
-            items = None
-        if items is not None:
-            item_check, item_typed = self.node(items, base, constraint=constraint)
+            body.append(f"    if len(v) > {start}: return False")
+        elif items is not None:
+            item, item_typed = self.node(items, base, constraint=constraint)
             if not (item_typed or constraint):
                 raise Unsupported("untyped items")
-        else:
-            item_check = None
-        if prefix_checks or item_check is not None:
-            start = len(prefix_checks)
-
-            def each(value: Any) -> bool:
-                if type(value) is not list:
-                    return True
-                for check, item in zip(prefix_checks, value, strict=False):
-                    if not check(item):
-                        return False
-                if item_check is not None:
-                    for item in value[start:]:
-                        if not item_check(item):
-                            return False
-                elif len(value) > start and not constraint:
-                    return False  # an untyped item: conservative
-                return True
-
-            checks.append(each)
+            loop = "v" if start == 0 else f"v[{start}:]"
+            body += [f"    for item in {loop}:", f"        if not {item}(item): return False"]
+        elif prefix and not constraint:
+            body.append(f"    if len(v) > {start}: return False")  # untyped extra items
         if node.get("uniqueItems"):
-            checks.append(_unique)
-        return checks
+            body.append("    if not _unique(v): return False")
+        if body:
+            lines += ["if type(v) is list:", *body]
+        return lines
+
+
+class _Late:
+    """A generated function named before it exists; replaced by it after ``exec``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def _anything(value: Any) -> bool:
@@ -432,7 +415,20 @@ def compile_node(
     """The compiled check of ``document`` (or of its node at ``pointer``), or ``None``."""
     compiler = _Compiler(documents)
     try:
-        check, typed = compiler.ref(f"#{pointer}", document["$id"])
+        name, typed = compiler.ref(f"#{pointer}", document["$id"])
     except Unsupported:
         return None
-    return check if typed else None
+    if not typed:
+        return None
+    namespace = compiler.namespace
+    code = compile("\n".join(compiler.sources), f"<schema check {document['$id']}>", "exec")
+    exec(code, namespace)  # noqa: S102 - generated from the bundled schemas only
+    # Property tables were filled before their functions existed: bind them now.
+    for table in compiler.tables:
+        if isinstance(table, dict):
+            for key, item in table.items():
+                table[key] = namespace[item.name]
+        else:
+            table[:] = [(search, namespace[late.name]) for search, late in table]
+    check: Check = namespace[name]
+    return check
