@@ -25,6 +25,9 @@ from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ARCHITECTURE = (
+    Path(__file__).resolve().parents[1] / "src" / "reward_memory" / "data" / "architecture_v0.json"
+)
 # Schemas that take the reference path on every call: the application result's
 # ``output`` is the caller's arbitrary JSON (no type to compile).
 UNCOMPILED = {"reward_memory_application_v0"}
@@ -54,7 +57,7 @@ def _samples() -> list[dict[str, Any]]:
     ]
     plain.append(wire.dump_packet(recall_support.active_record(3, expires_at="2027-01-01T00:00Z")))
     plain.append(wire.dump_packet(recall_support.active_record(4, revoked=True)))
-    for path in sorted(EXAMPLES.rglob("*.json")):
+    for path in [*sorted(EXAMPLES.rglob("*.json")), ARCHITECTURE]:
         data = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data, dict) and data.get("schema_version") in schemas.schema_names():
             plain.append(data)

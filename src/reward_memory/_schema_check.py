@@ -271,7 +271,7 @@ class _Compiler:
         }
         patterns = [
             (
-                self.constant(re.compile(pattern).search),
+                re.compile(pattern).search,
                 self.node(schema, base, constraint=constraint),
             )
             for pattern, schema in node.get("patternProperties", {}).items()
