@@ -13,6 +13,7 @@ from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.candidate import (
     PERSIST_NEXT_STEP,
+    CandidateLifecycle,
     CandidatePacket,
     ReviewDecision,
     to_plain,
@@ -291,3 +292,44 @@ def test_review_invariants_hold_for_hand_built_packets(ready: CandidatePacket) -
         attrs.evolve(accepted, record=ready.candidate)
     with pytest.raises(RecordValidationError):
         attrs.evolve(accepted, guard_passed=False, reason_codes=("candidate_expired",))
+
+
+# -- Candidate.with_lifecycle: a review moves one candidate (same ref) -------------------------
+
+
+@pytest.mark.parametrize(
+    ("state", "reason"),
+    [("active", None), ("retired", "rejected_in_review"), ("retired", "no_write_rationale")],
+)
+def test_with_lifecycle_is_the_candidate_the_constructor_builds(
+    state: str, reason: str | None
+) -> None:
+    """A review keeps the candidate_ref (state and retired_reason are not hashed)."""
+    record = propose(proposal(expires_at="2026-09-01T00:00:00Z"), checkpoint(), now=NOW).candidate
+    lifecycle = CandidateLifecycle(
+        state=state,  # type: ignore[arg-type]
+        expires_at=record.lifecycle.expires_at,
+        retired_reason=reason,  # type: ignore[arg-type]
+    )
+    moved = record.with_lifecycle(lifecycle)
+    rebuilt = attrs.evolve(record, lifecycle=lifecycle)  # the validating constructor
+    assert moved == rebuilt
+    assert moved.candidate_ref == record.candidate_ref
+    assert moved.lifecycle is lifecycle
+    assert record.lifecycle.state == "candidate"  # the original is untouched
+
+
+def test_with_lifecycle_of_another_expiry_is_another_candidate() -> None:
+    record = propose(proposal(), checkpoint(), now=NOW).candidate
+    lifecycle = CandidateLifecycle(state="active", expires_at="2026-09-01T00:00:00Z")
+    moved = record.with_lifecycle(lifecycle)
+    assert moved.candidate_ref != record.candidate_ref
+    assert moved == attrs.evolve(record, lifecycle=lifecycle, candidate_ref="")
+
+
+def test_with_lifecycle_refuses_anything_but_a_lifecycle() -> None:
+    record = propose(proposal(), checkpoint(), now=NOW).candidate
+    with pytest.raises(RecordValidationError) as caught:
+        record.with_lifecycle({"state": "active"})  # type: ignore[arg-type]
+    assert caught.value.path == "$.lifecycle"
+    assert caught.value.code == "wrong_type"

@@ -63,6 +63,8 @@ __all__ = ["as_checkpoint", "as_proposal", "propose", "review"]
 T = TypeVar("T")
 
 _FRESH: Final = CandidateLifecycle(state="candidate")
+# The lifecycle of an accepted candidate that neither expires nor supersedes (the common one).
+_ACCEPTED: Final = CandidateLifecycle(state="active")
 # reject / retire / no_write: the status they give and the reason the record is closed with.
 _CLOSING: Final[dict[str, tuple[ReviewStatus, RetiredReason]]] = {
     "reject": ("rejected", "rejected_in_review"),
@@ -319,8 +321,10 @@ def review(
         new_lifecycle = lifecycle  # nothing gained: the record is unchanged
     elif requested == "accept":
         effective, status = "accept", "active"
-        new_lifecycle = CandidateLifecycle(
-            state="active", supersedes_refs=supersedes, expires_at=expires
+        new_lifecycle = (
+            _ACCEPTED
+            if not supersedes and expires is None
+            else CandidateLifecycle(state="active", supersedes_refs=supersedes, expires_at=expires)
         )
     elif requested == "edit":
         effective, status = "edit", "review_ready"
@@ -350,7 +354,7 @@ def review(
             observed_at=record.observed_at,
         )
     else:
-        new_record = _with_lifecycle(record, new_lifecycle)
+        new_record = record.with_lifecycle(new_lifecycle)
     return CandidateReview(
         status=status,
         requested_decision=requested,
@@ -364,19 +368,4 @@ def review(
         ),
         record=new_record,
         persistence_next_step=PERSIST_NEXT_STEP if effective in ("accept", "retire") else "none",
-    )
-
-
-def _with_lifecycle(record: Candidate, lifecycle: CandidateLifecycle) -> Candidate:
-    return Candidate(
-        target_class=record.target_class,
-        content_summary=record.content_summary,
-        source=record.source,
-        scope=record.scope,
-        reasoning=record.reasoning,
-        guard_context=record.guard_context,
-        requested_action_scopes=record.requested_action_scopes,
-        lifecycle=lifecycle,
-        candidate_ref=record.candidate_ref,
-        observed_at=record.observed_at,
     )

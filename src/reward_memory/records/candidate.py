@@ -463,6 +463,42 @@ class Candidate:
         """The candidate's expiry (from its lifecycle)."""
         return self.lifecycle.expires_at
 
+    def with_lifecycle(self, lifecycle: CandidateLifecycle) -> Candidate:
+        """This candidate moved to ``lifecycle`` (a review's accept, reject, retire, no_write).
+
+        The same candidate: everything it says is this record's (already
+        checked), and the ref does not hash the state or ``retired_reason``,
+        so only the lifecycle is checked -- a record and one that keeps this
+        one's expiry and supersedes refs. Any other lifecycle changes the
+        identity and goes through the constructor (a new ``candidate_ref``).
+        """
+        if type(lifecycle) is not CandidateLifecycle:
+            raise RecordValidationError(
+                "must be a CandidateLifecycle", path="$.lifecycle", code="wrong_type"
+            )
+        current = self.lifecycle
+        if (
+            lifecycle.expires_at != current.expires_at
+            or lifecycle.supersedes_refs != current.supersedes_refs
+        ):
+            return attrs.evolve(self, lifecycle=lifecycle, candidate_ref="")
+        moved = _copy_candidate(self)
+        object.__setattr__(moved, "lifecycle", lifecycle)
+        return moved
+
+
+def _copy_candidate(record: Candidate) -> Candidate:
+    copied: Candidate = object.__new__(Candidate)
+    for get, put in _CANDIDATE_SLOTS:
+        put(copied, get(record))
+    return copied
+
+
+_CANDIDATE_SLOTS: Final = tuple(
+    (Candidate.__dict__[field.name].__get__, Candidate.__dict__[field.name].__set__)
+    for field in attrs.fields(Candidate)
+)
+
 
 @attrs.frozen(kw_only=True)
 class CandidateGuard:
