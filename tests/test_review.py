@@ -13,6 +13,7 @@ from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.candidate import (
     PERSIST_NEXT_STEP,
+    Candidate,
     CandidateLifecycle,
     CandidatePacket,
     ReviewDecision,
@@ -332,4 +333,46 @@ def test_with_lifecycle_refuses_anything_but_a_lifecycle() -> None:
     with pytest.raises(RecordValidationError) as caught:
         record.with_lifecycle({"state": "active"})  # type: ignore[arg-type]
     assert caught.value.path == "$.lifecycle"
+    assert caught.value.code == "wrong_type"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"expires_at": "2026-09-01T00:00:00Z"},
+        {"observed_at": "2026-02-01T10:00:00+01:00", "requested_action_scopes": ()},
+    ],
+)
+def test_of_proposal_is_the_candidate_the_constructor_builds(changes: dict[str, Any]) -> None:
+    typed = proposal(**changes)
+    made = Candidate.of_proposal(typed)
+    built = Candidate(
+        target_class=typed.target_class,
+        content_summary=typed.content_summary,
+        source=typed.source,
+        scope=typed.scope,
+        reasoning=typed.reasoning,
+        guard_context=typed.guard_context,
+        requested_action_scopes=typed.requested_action_scopes,
+        lifecycle=CandidateLifecycle(state="candidate", expires_at=typed.expires_at),
+        observed_at=typed.observed_at,
+    )
+    assert made == built
+    assert made.candidate_ref == built.candidate_ref
+    assert wire.load(wire.dump(CandidatePacket(**_packet_fields(made)))).candidate == made
+
+
+def _packet_fields(candidate: Candidate) -> dict[str, Any]:
+    return {
+        "status": "review_ready",
+        "candidate": candidate,
+        "authority_checkpoint": checkpoint(),
+        "guard": propose(proposal(), checkpoint(), now=NOW).guard,
+    }
+
+
+def test_of_proposal_takes_only_a_proposal() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        Candidate.of_proposal({"target_class": "hard_policy"})  # type: ignore[arg-type]
     assert caught.value.code == "wrong_type"

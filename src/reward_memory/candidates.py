@@ -62,7 +62,6 @@ __all__ = ["as_checkpoint", "as_proposal", "propose", "review"]
 
 T = TypeVar("T")
 
-_FRESH: Final = CandidateLifecycle(state="candidate")
 # The lifecycle of an accepted candidate that neither expires nor supersedes (the common one).
 _ACCEPTED: Final = CandidateLifecycle(state="active")
 # reject / retire / no_write: the status they give and the reason the record is closed with.
@@ -137,22 +136,7 @@ def propose(
     authority = as_checkpoint(checkpoint)
     moment = utc_now() if now is None else check_now(now)
     reasons = proposal_reasons(typed, authority, now=moment)
-    lifecycle = (
-        _FRESH
-        if typed.expires_at is None
-        else CandidateLifecycle(state="candidate", expires_at=typed.expires_at)
-    )
-    candidate = Candidate(
-        target_class=typed.target_class,
-        content_summary=typed.content_summary,
-        source=typed.source,
-        scope=typed.scope,
-        reasoning=typed.reasoning,
-        guard_context=typed.guard_context,
-        requested_action_scopes=typed.requested_action_scopes,
-        lifecycle=lifecycle,
-        observed_at=typed.observed_at,
-    )
+    candidate = Candidate.of_proposal(typed)
     return CandidatePacket(
         status="guard_blocked" if reasons else "review_ready",
         candidate=candidate,

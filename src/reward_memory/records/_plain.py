@@ -174,6 +174,16 @@ def _walk(cls: type[Any], data: Any, path: str) -> Any:
         raise clone from None
 
 
+_VERSIONS: Final[dict[type[Any], str]] = {}
+
+
+def _version_of(cls: type[Any]) -> str:
+    known = _VERSIONS.get(cls)
+    if known is None:
+        known = _VERSIONS[cls] = cast("str", attrs.fields_dict(cls)["schema_version"].default)
+    return known
+
+
 def load_plain(data: Any, cls: type[T]) -> T:
     """Validate ``data`` against ``cls``'s packet schema, then build the record (no cattrs).
 
@@ -183,7 +193,7 @@ def load_plain(data: Any, cls: type[T]) -> T:
     """
     from reward_memory import schemas  # noqa: PLC0415 - the JSON boundary only
 
-    expected = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
+    expected = _version_of(cast("type[Any]", cls))
     if not isinstance(data, dict):
         raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
     if "schema_version" not in data:

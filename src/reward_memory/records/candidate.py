@@ -463,6 +463,31 @@ class Candidate:
         """The candidate's expiry (from its lifecycle)."""
         return self.lifecycle.expires_at
 
+    @classmethod
+    def of_proposal(cls, proposal: Proposal) -> Candidate:
+        """The fresh candidate a proposal becomes (``propose``): its content, ``candidate`` state.
+
+        Every field is the proposal's, already checked by the same helpers
+        (class, summary, source, scope, reasoning, guard context, scopes,
+        observation time); the lifecycle carries its expiry, and the ref is
+        computed as the constructor computes it.
+        """
+        if type(proposal) is not Proposal:
+            raise RecordValidationError("must be a Proposal", code="wrong_type")
+        expires = proposal.expires_at
+        lifecycle = (
+            _FRESH if expires is None else CandidateLifecycle(state="candidate", expires_at=expires)
+        )
+        made: Candidate = object.__new__(cls)
+        for name, put in _CANDIDATE_SETTERS:
+            put(made, getattr(proposal, name))
+        _set_version(made, CANDIDATE_SCHEMA)
+        _set_lifecycle(made, lifecycle)
+        _set_privacy(made, _NO_RAW)
+        _set_ref(made, "")
+        made.__attrs_post_init__()
+        return made
+
     def with_lifecycle(self, lifecycle: CandidateLifecycle) -> Candidate:
         """This candidate moved to ``lifecycle`` (a review's accept, reject, retire, no_write).
 
@@ -498,6 +523,31 @@ _CANDIDATE_SLOTS: Final = tuple(
     (Candidate.__dict__[field.name].__get__, Candidate.__dict__[field.name].__set__)
     for field in attrs.fields(Candidate)
 )
+# The fields a candidate takes from its proposal (same names, same helpers).
+_CANDIDATE_SETTERS: Final = tuple(
+    (name, Candidate.__dict__[name].__set__)
+    for name in (
+        "target_class",
+        "content_summary",
+        "source",
+        "scope",
+        "reasoning",
+        "guard_context",
+        "requested_action_scopes",
+        "observed_at",
+    )
+)
+_set_version: Final = Candidate.__dict__["schema_version"].__set__
+_set_lifecycle: Final = Candidate.__dict__["lifecycle"].__set__
+_set_privacy: Final = Candidate.__dict__["privacy"].__set__
+_set_ref: Final = Candidate.__dict__["candidate_ref"].__set__
+_FRESH: Final = CandidateLifecycle(state="candidate")
+assert {name for name, _ in _CANDIDATE_SETTERS} | {
+    "schema_version",
+    "lifecycle",
+    "privacy",
+    "candidate_ref",
+} == set(attrs.fields_dict(Candidate)), "of_proposal sets every field"
 
 
 @attrs.frozen(kw_only=True)
