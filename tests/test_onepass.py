@@ -73,12 +73,27 @@ def test_stored_records_take_the_one_pass_path(cls: type[Any], data: dict[str, A
 
 
 def test_the_stored_active_record_is_one_pass_from_top_to_bottom() -> None:
-    # Every block of the v1 record but the authority (whose scope rule is its
-    # own validator) is checked by the generated code, not by its constructor.
-    for cls in (ActiveRecord, RecordSource, RecordScope, Privacy, ReviewSummary, Expiry):
+    # Every block of the v1 record is checked by the generated code, not by its
+    # constructor; the authority's own scope rule (a validator the record adds
+    # to a helper's field) is called as attrs calls it.
+    blocks = (ActiveRecord, RecordSource, RecordScope, RecordAuthority, Privacy, ReviewSummary)
+    for cls in (*blocks, Expiry):
         src = _onepass._Source(cls, Exception)
         assert _onepass._one_pass(cls, _builder, src), cls.__name__
-    assert not _onepass._one_pass(RecordAuthority, _builder, _onepass._Source(cls, Exception))
+    source = _onepass._Source(RecordAuthority, Exception)
+    _onepass._one_pass(RecordAuthority, _builder, source)
+    assert any(
+        "_scopes_need_force" not in line and "self.action_scopes" in line for line in source.lines
+    )
+
+
+def test_an_added_validator_still_refuses_in_one_pass() -> None:
+    data = to_plain(active_record(8))
+    data["authority"]["action_scopes"] = ["merge"]  # advisory authority cannot carry scopes
+    with pytest.raises(RecordValidationError) as caught:
+        from_plain(ActiveRecord, data)
+    assert caught.value.path == "$.authority.action_scopes"
+    assert caught.value.code == "authority_widened"
 
 
 _ODD = st.one_of(

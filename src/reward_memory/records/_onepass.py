@@ -164,9 +164,25 @@ def _check(src: _Source, kind: str, params: Any, indent: str) -> bool:
     return True
 
 
-def _one_pass(cls: type[Any], builder_of: Callable[[type[Any]], Any], src: _Source) -> bool:
-    """Lines that check and set every field of ``cls``; False when one cannot be checked."""
+def _one_pass(
+    cls: type[Any],
+    builder_of: Callable[[type[Any]], Any],
+    src: _Source,
+    *,
+    plan_of: Callable[[type[Any]], Any] | None = None,
+    depth: int = 0,
+    indent: str = "    ",
+) -> bool:
+    """Lines that check and set every field of ``cls``; False when one cannot be checked.
+
+    At ``depth`` 0 the record is ``self`` made from ``data``; a nested record
+    that can be built in one pass too is inlined (``self<depth>`` from
+    ``data<depth>``), any other is built by its own builder.
+    """
+    me, data = ("self", "data") if depth == 0 else (f"self{depth}", f"data{depth}")
     hints = typing.get_type_hints(cls)
+    inner = indent + "    "
+    later: list[tuple[attrs.Attribute[Any], Any]] = []
     for field in attrs.fields(cls):
         if not field.init or field.alias != field.name or field.on_setattr not in (None, False):
             return False
@@ -180,32 +196,88 @@ def _one_pass(cls: type[Any], builder_of: Callable[[type[Any]], Any], src: _Sour
         else:
             fallback_value = src.name(default)
         if fallback_value == "_F":  # required: the key set was checked
-            src.add(f"    v = data[{field.name!r}]", "    if True:")
+            src.add(f"{indent}v = {data}[{field.name!r}]", f"{indent}if True:")
         else:
             src.add(
-                f"    v = data.get({field.name!r}, _missing)",
-                "    if v is _missing:",
-                f"        v = {fallback_value}",
-                "    else:",
+                f"{indent}v = {data}.get({field.name!r}, _missing)",
+                f"{indent}if v is _missing:",
+                f"{inner}v = {fallback_value}",
+                f"{indent}else:",
             )
         nested = _record_of(field, hints[field.name])
         if nested is not None:
-            build = src.name(builder_of(nested))
+            where = inner
             if default is None:
-                src.add("        if v is not None:", f"            v = {build}(v, strings)")
-            else:
-                src.add(f"        v = {build}(v, strings)")
+                src.add(f"{inner}if v is not None:")
+                where = inner + "    "
+            if not (plan_of and _inline(nested, builder_of, src, plan_of, depth + 1, where)):
+                src.add(f"{where}v = {src.name(builder_of(nested))}(v, strings)")
         else:
             recorded = field.metadata.get(KIND)
             if recorded is None:
                 return False
             kind, params, validator, converter = recorded
-            if field.validator is not validator or field.converter is not converter:
-                return False  # extended after the helper made it: the constructor checks it
-            if not _check(src, kind, params, "        "):
+            added = _added_validators(field, validator)
+            if added is None or field.converter is not converter:
+                return False  # changed after the helper made it: the constructor checks it
+            if not _check(src, kind, params, inner):
                 return False
+            later.extend((field, extra) for extra in added)
         slot = src.name(_slot_setter(cls, field.name))
-        src.add(f"    {slot}(self, v)")
+        src.add(f"{indent}{slot}({me}, v)")
+    # Validators a record adds to a helper's field (``@field.validator``) run as
+    # attrs runs them: after every field is set, in field order, with the same
+    # arguments (any failure sends the data to the reference walk).
+    for field, extra in later:
+        src.add(f"{indent}{src.name(extra)}({me}, {src.name(field)}, {me}.{field.name})")
+    return True
+
+
+def _added_validators(field: attrs.Attribute[Any], recorded: Any) -> list[Any] | None:
+    """The validators on ``field`` besides the helper's own, in order; None if it lost its own."""
+    current = field.validator
+    if current is recorded:
+        return []
+    chain = list(getattr(current, "_validators", (current,)))
+    if recorded is None:
+        return chain
+    if chain and chain[0] is recorded:
+        return chain[1:]
+    return None
+
+
+def _inline(  # noqa: PLR0917 - private, called from one place
+    cls: type[Any],
+    builder_of: Callable[[type[Any]], Any],
+    src: _Source,
+    plan_of: Callable[[type[Any]], Any],
+    depth: int,
+    indent: str,
+) -> bool:
+    """Emit ``cls``'s one pass in place (result in ``v``); False: it has none (nothing emitted)."""
+    if "__slots__" not in cls.__dict__:
+        return False
+    trial = _Source(cls, src.names["_F"])
+    trial.names = src.names  # one namespace: names stay unique
+    if not _one_pass(cls, builder_of, trial, plan_of=plan_of, depth=depth, indent=indent):
+        return False
+    plan = plan_of(cls)
+    names, required = src.name(plan.names), src.name(plan.required)
+    me, data, keys = f"self{depth}", f"data{depth}", f"keys{depth}"
+    src.add(
+        f"{indent}{data} = v",
+        f"{indent}if type({data}) is not _dict:",
+        f"{indent}    raise _F",
+        f"{indent}{keys} = {data}.keys()",
+        f"{indent}if not ({keys} <= {names} and {required} <= {keys}):",
+        f"{indent}    raise _F",
+        f"{indent}{me} = _new({src.name(cls)})",
+        *trial.lines,
+    )
+    post = getattr(cls, "__attrs_post_init__", None)
+    if post is not None:
+        src.add(f"{indent}{src.name(post)}({me})")
+    src.add(f"{indent}v = {me}")
     return True
 
 
@@ -224,11 +296,12 @@ def _slot_setter(cls: type[Any], name: str) -> Callable[[Any, Any], None]:
 
 def generate(
     cls: type[Any],
-    plan: Any,
+    plan_of: Callable[[type[Any]], Any],
     builder_of: Callable[[type[Any]], Any],
     fallback: type[Exception],
 ) -> Callable[[Any, list[str]], Any]:
     """The builder for ``cls``: ``build(data, strings)`` -> record (raises ``fallback``)."""
+    plan = plan_of(cls)
     src = _Source(cls, fallback)
     names, required = src.name(plan.names), src.name(plan.required)
     head = [
@@ -239,7 +312,7 @@ def generate(
         f"    if not (keys <= {names} and {required} <= keys):",
         "        raise _F",
     ]
-    one_pass = "__slots__" in cls.__dict__ and _one_pass(cls, builder_of, src)
+    one_pass = "__slots__" in cls.__dict__ and _one_pass(cls, builder_of, src, plan_of=plan_of)
     if one_pass:
         body = ["    push = strings.append", "    self = _new(_cls)", *src.lines]
         post = getattr(cls, "__attrs_post_init__", None)

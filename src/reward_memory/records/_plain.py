@@ -107,7 +107,7 @@ def _builder(cls: type[Any]) -> Any:
     """The builder generated for ``cls`` (see :mod:`reward_memory.records._onepass`)."""
     known = _BUILDERS.get(cls)
     if known is None:
-        known = _BUILDERS[cls] = generate(cls, _plan(cls), _builder, _Fallback)
+        known = _BUILDERS[cls] = generate(cls, _plan, _builder, _Fallback)
     return known
 
 
