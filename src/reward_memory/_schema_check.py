@@ -20,6 +20,7 @@ always takes the reference path.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -121,6 +122,26 @@ class _Compiler:
         }
         self.sources: list[str] = []
         self.tables: list[Any] = []  # of _Late references, bound after exec
+        self._loaded = 0  # sources executed so far
+        self._bound = 0  # tables bound so far
+        self._seen: dict[tuple[str, str, bool], tuple[str, bool]] = {}
+
+    def load(self) -> None:
+        """Execute the sources generated since the last call; bind the new tables."""
+        fresh = self.sources[self._loaded :]
+        if fresh:
+            code = compile("\n".join(fresh), "<reward_memory schema checks>", "exec")
+            exec(code, self.namespace)  # noqa: S102 - generated from the bundled schemas only
+            self._loaded = len(self.sources)
+        namespace = self.namespace
+        # Property tables were filled before their functions existed: bind them now.
+        for table in self.tables[self._bound :]:
+            if isinstance(table, dict):
+                for key, item in table.items():
+                    table[key] = namespace[item.name]
+            else:
+                table[:] = [(search, namespace[late.name]) for search, late in table]
+        self._bound = len(self.tables)
 
     def constant(self, value: Any) -> str:
         name = f"k{len(self.namespace)}"
@@ -148,8 +169,10 @@ class _Compiler:
         if uri in self._busy:
             raise Unsupported("a recursive schema")
         self._busy.add(uri)
-        compiled = self.node(node, address, constraint=constraint)
-        self._busy.discard(uri)
+        try:
+            compiled = self.node(node, address, constraint=constraint)
+        finally:
+            self._busy.discard(uri)
         self._done[uri, constraint] = compiled
         return compiled
 
@@ -162,6 +185,16 @@ class _Compiler:
         """
         if not isinstance(node, Mapping):
             raise Unsupported("a boolean schema")
+        # Identical nodes (the inlined text pattern, ...) share one function; a
+        # node that refers elsewhere is the same node only under the same base.
+        text = json.dumps(node, sort_keys=True)
+        key = (text, base if "$ref" in text else "", constraint)
+        known = self._seen.get(key)
+        if known is None:
+            known = self._seen[key] = self._compile(node, base, constraint=constraint)
+        return known
+
+    def _compile(self, node: Mapping[str, Any], base: str, *, constraint: bool) -> tuple[str, bool]:
         unknown = node.keys() - _KNOWN
         if unknown:
             raise Unsupported(f"keywords {sorted(unknown)}")
@@ -409,26 +442,26 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+_COMPILERS: dict[int, _Compiler] = {}
+
+
 def compile_node(
     documents: Mapping[str, Mapping[str, Any]], document: Mapping[str, Any], pointer: str = ""
 ) -> Check | None:
-    """The compiled check of ``document`` (or of its node at ``pointer``), or ``None``."""
-    compiler = _Compiler(documents)
+    """The compiled check of ``document`` (or of its node at ``pointer``), or ``None``.
+
+    One compiler per document set: the shared definitions (a token, a scope)
+    are compiled once for every schema that refers to them.
+    """
+    compiler = _COMPILERS.get(id(documents))
+    if compiler is None:
+        compiler = _COMPILERS[id(documents)] = _Compiler(documents)
     try:
         name, typed = compiler.ref(f"#{pointer}", document["$id"])
     except Unsupported:
         return None
+    compiler.load()
     if not typed:
         return None
-    namespace = compiler.namespace
-    code = compile("\n".join(compiler.sources), f"<schema check {document['$id']}>", "exec")
-    exec(code, namespace)  # noqa: S102 - generated from the bundled schemas only
-    # Property tables were filled before their functions existed: bind them now.
-    for table in compiler.tables:
-        if isinstance(table, dict):
-            for key, item in table.items():
-                table[key] = namespace[item.name]
-        else:
-            table[:] = [(search, namespace[late.name]) for search, late in table]
-    check: Check = namespace[name]
+    check: Check = compiler.namespace[name]
     return check
