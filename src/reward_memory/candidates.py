@@ -199,6 +199,8 @@ _MISMATCH: Final = RECORDED_MISMATCH
 
 
 def _ordered(codes: set[str]) -> tuple[str, ...]:
+    if not codes:
+        return ()
     return tuple(code for code in REVIEW_REASON_CODES if code in codes)
 
 

@@ -47,7 +47,7 @@ keeps its ``expires_at`` (differs from the original, which dropped it).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
@@ -65,6 +65,9 @@ from reward_memory.records._candidate_class import (
 from reward_memory.records._candidate_ref import candidate_hashed_object, candidate_ref_of
 from reward_memory.records._plain import to_plain
 from reward_memory.records.envelope import ConfidenceLevel, RecordScope
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "AVAILABLE_REVIEW_DECISIONS",
@@ -512,17 +515,21 @@ class Candidate:
         return moved
 
 
-def _copy_candidate(record: Candidate) -> Candidate:
-    copied: Candidate = object.__new__(Candidate)
-    for get, put in _CANDIDATE_SLOTS:
-        put(copied, get(record))
-    return copied
+def _copier() -> Callable[[Candidate], Candidate]:
+    """A straight-line copy of a candidate's fields (slots), generated once."""
+    names = [field.name for field in attrs.fields(Candidate)]
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": Candidate}
+    lines = ["def copy(record):", "    made = _new(_cls)"]
+    for index, name in enumerate(names):
+        namespace[f"_put{index}"] = Candidate.__dict__[name].__set__
+        lines.append(f"    _put{index}(made, record.{name})")
+    lines.append("    return made")
+    exec(compile("\n".join(lines), "<candidate copy>", "exec"), namespace)  # noqa: S102 - field names only
+    copy: Callable[[Candidate], Candidate] = namespace["copy"]
+    return copy
 
 
-_CANDIDATE_SLOTS: Final = tuple(
-    (Candidate.__dict__[field.name].__get__, Candidate.__dict__[field.name].__set__)
-    for field in attrs.fields(Candidate)
-)
+_copy_candidate: Final = _copier()
 # The fields a candidate takes from its proposal (same names, same helpers).
 _CANDIDATE_SETTERS: Final = tuple(
     (name, Candidate.__dict__[name].__set__)
