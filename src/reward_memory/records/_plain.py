@@ -1,22 +1,27 @@
-"""A small, strict structurer: parsed JSON into attrs records and back, without the converter.
+"""The strict structurer: parsed JSON into attrs records and back, without the converter.
 
-Used where the cattrs converter would cost more than the record it builds: a
-provider readback on the recall path (every call), and the ``recall`` verb's
-input after its JSON Schema check (process start-up). The walk is strict where
-cattrs is lenient and the record validators cannot see: exact key sets
-(unknown and missing keys are errors), objects only where a record is nested
-(or a mapping is declared), lists only where a sequence is. Every grammar and
-type rule is then the records' own validators. Lists become tuples.
+Every parse of JSON into records goes through :func:`from_plain`: ``wire.load``
+(after the schema), :func:`load_plain` (the boundary of ``propose``, ``review``
+and the CLI verbs), a stored record (``records.active.load_stored``) and a
+provider readback on the recall path. The rules are strict where cattrs is
+lenient and the record validators cannot see: exact key sets (unknown and
+missing keys are errors), objects only where a record is nested (or a mapping
+is declared), lists only where a sequence is; every grammar and type rule is
+the records' own. Lists become tuples.
 
-Errors are :class:`~reward_memory.errors.RecordValidationError` whose path is
-rooted at the top-level object (``$.request.queries[0].query``).
+Two ways, one result. :func:`from_plain` first runs the builder generated for
+the class (:mod:`reward_memory.records._onepass`: the same rules in one pass,
+one joined secret/path scan); anything it does not settle goes to
+:func:`_walk`, the reference walk through the validating constructors, which
+builds the record or raises the error with its field path. Errors are
+:class:`~reward_memory.errors.RecordValidationError` whose path is rooted at
+the top-level object (``$.request.queries[0].query``).
 
-:func:`to_plain` is the other direction, and :func:`load_plain` the boundary
-(JSON Schema first, then :func:`from_plain`). Both produce exactly what the
-cattrs converter in :mod:`reward_memory.wire` produces; ``tests/test_plain.py``
-holds them to that for every packet type. The converter remains the reference;
-this twin exists because importing and compiling cattrs costs ~40 ms at process
-start, a quarter of a CLI verb's budget.
+:func:`to_plain` is the other direction. Both produce exactly what the cattrs
+converter in :mod:`reward_memory.wire` produces; ``tests/test_plain.py`` holds
+them to that for every packet type, and ``tests/test_onepass.py`` holds the
+builders to the walk. The converter is kept for ``wire.dump`` and
+``wire.structure`` (data structured without a schema); no load goes through it.
 """
 
 from __future__ import annotations
