@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 from urllib.parse import urljoin
@@ -443,6 +444,7 @@ def _frozen(value: Any) -> Any:
 
 
 _COMPILERS: dict[int, _Compiler] = {}
+_LOCK: Final = threading.Lock()  # compiling mutates the shared compiler
 
 
 def compile_node(
@@ -453,15 +455,16 @@ def compile_node(
     One compiler per document set: the shared definitions (a token, a scope)
     are compiled once for every schema that refers to them.
     """
-    compiler = _COMPILERS.get(id(documents))
-    if compiler is None:
-        compiler = _COMPILERS[id(documents)] = _Compiler(documents)
-    try:
-        name, typed = compiler.ref(f"#{pointer}", document["$id"])
-    except Unsupported:
-        return None
-    compiler.load()
-    if not typed:
-        return None
-    check: Check = compiler.namespace[name]
-    return check
+    with _LOCK:
+        compiler = _COMPILERS.get(id(documents))
+        if compiler is None:
+            compiler = _COMPILERS[id(documents)] = _Compiler(documents)
+        try:
+            name, typed = compiler.ref(f"#{pointer}", document["$id"])
+        except Unsupported:
+            return None
+        compiler.load()
+        if not typed:
+            return None
+        check: Check = compiler.namespace[name]
+        return check
