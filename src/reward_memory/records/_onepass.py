@@ -197,6 +197,8 @@ def _one_pass(
             fallback_value = src.name(default)
         if fallback_value == "_F":  # required: the key set was checked
             src.add(f"{indent}v = {data}[{field.name!r}]", f"{indent}if True:")
+        elif default is None:  # absent and null are one value: the check lets None pass
+            src.add(f"{indent}v = {data}.get({field.name!r})", f"{indent}if True:")
         else:
             src.add(
                 f"{indent}v = {data}.get({field.name!r}, _missing)",
@@ -220,6 +222,8 @@ def _one_pass(
             added = _added_validators(field, validator)
             if added is None or field.converter is not converter:
                 return False  # changed after the helper made it: the constructor checks it
+            if default is not attrs.NOTHING and not _default_ok(field, validator, converter):
+                return False  # an absent field takes its default unchecked: it must be valid
             if not _check(src, kind, params, inner):
                 return False
             later.extend((field, extra) for extra in added)
@@ -231,6 +235,25 @@ def _one_pass(
     for field, extra in later:
         src.add(f"{indent}{src.name(extra)}({me}, {src.name(field)}, {me}.{field.name})")
     return True
+
+
+def _default_ok(field: attrs.Attribute[Any], validator: Any, converter: Any) -> bool:
+    """Whether the field's default passes its helper unchanged (as the constructor would)."""
+    default: Any = field.default
+    value = default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[arg-type]
+    try:
+        converted = value
+        if converter is not None:
+            converted = (
+                converter.converter(value, field)
+                if converter.takes_field
+                else (converter.converter(value))
+            )
+        if validator is not None:
+            validator(None, field, converted)
+    except Exception:  # noqa: BLE001 - an invalid default: this class goes through its constructor
+        return False
+    return bool(converted == value)
 
 
 def _added_validators(field: attrs.Attribute[Any], recorded: Any) -> list[Any] | None:
