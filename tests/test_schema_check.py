@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +196,25 @@ def test_definitions_compile_and_agree() -> None:
     with pytest.raises(RecordValidationError) as caught:
         schemas.validate_definition(bad, "reward_memory_durable_envelope_v0", "RecordScope")
     assert caught.value.path == "$.surface_ids[0]"
+
+
+def test_valid_input_never_imports_jsonschema(tmp_path: Path) -> None:
+    """Start-up: a verb that checks a valid file pays for its compiled checks only."""
+    packet = tmp_path / "proposal.json"
+    packet.write_text(json.dumps(SAMPLES[0]), encoding="utf-8")
+    script = (
+        "import json, sys\n"
+        "from reward_memory import schemas\n"
+        f"schemas.validate(json.load(open({str(packet)!r})))\n"
+        "assert 'jsonschema' not in sys.modules and 'referencing' not in sys.modules\n"
+        "data = json.load(open(" + repr(str(packet)) + "))\n"
+        "data['content_summary'] = 7\n"
+        "try:\n"
+        "    schemas.validate(data)\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc.path, exc.code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["RecordValidationError", "$.content_summary", "wrong_type"]
