@@ -25,7 +25,12 @@ from reward_memory.errors import RecordValidationError
 from reward_memory.records import _onepass
 from reward_memory.records._onepass import all_safe
 from reward_memory.records._plain import _builder, _walk, from_plain, to_plain
-from reward_memory.records.active import ActiveRecord, LegacyActiveRecord, ReviewSummary
+from reward_memory.records.active import (
+    ActiveRecord,
+    LegacyActiveRecord,
+    ReviewSummary,
+    load_stored,
+)
 from reward_memory.records.candidate import CandidatePacket, Proposal
 from reward_memory.records.envelope import (
     Expiry,
@@ -202,3 +207,49 @@ def test_all_safe_gives_each_string_its_own_verdict() -> None:
     # A benign string the prefilter looks at (then the full scan clears it).
     assert text._trigger().search("the key: value") is not None
     assert all_safe(["the key: value", "next"]) is (text.find_unsafe("the key: value") is None)
+
+
+# -- load_stored: one stored record from provider bytes ----------------------------------------
+
+
+def test_load_stored_reads_v1_and_legacy_records_from_bytes() -> None:
+    record = active_record(11)
+    content = json.dumps(to_plain(record), sort_keys=True)
+    assert load_stored(content.encode("utf-8")) == record
+    assert load_stored(content) == record
+    legacy = load_stored(json.dumps(original()))
+    assert isinstance(legacy, LegacyActiveRecord)
+
+
+@pytest.mark.parametrize(
+    ("content", "path", "code"),
+    [
+        (b"{not json", "$", "invalid_json"),
+        (b"\xff\xfe", "$", "invalid_json"),
+        ("[" * 5000 + "]" * 5000, "$", "invalid_json"),
+        (b"[1, 2]", "$", "wrong_type"),
+        (b'{"schema_version": "reward_memory_candidate_v0"}', "$.schema_version", None),
+        (b'{"schema_version": 1}', "$.schema_version", "schema_version_unsupported"),
+    ],
+)
+def test_load_stored_refuses_what_is_not_a_stored_record(
+    content: Any, path: str, code: str | None
+) -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        load_stored(content)
+    assert caught.value.path == path
+    assert caught.value.code == (code or "schema_version_unsupported")
+
+
+def test_load_stored_names_the_field_of_a_tampered_record() -> None:
+    data = to_plain(active_record(12))
+    data["scope"]["workspace_ref"] = "password:hunter22"
+    with pytest.raises(RecordValidationError) as caught:
+        load_stored(json.dumps(data))
+    assert caught.value.path == "$.scope.workspace_ref"
+    assert caught.value.code == "unsafe_text"
+    data = to_plain(active_record(12))
+    data["record_ref"] = "record:00000000000000000000"
+    with pytest.raises(RecordValidationError) as caught:
+        load_stored(json.dumps(data))
+    assert (caught.value.path, caught.value.code) == ("$.record_ref", "digest_mismatch")
