@@ -269,6 +269,11 @@ def _added_validators(field: attrs.Attribute[Any], recorded: Any) -> list[Any] |
     return None
 
 
+def _plain_class(cls: type[Any]) -> bool:
+    """A slotted attrs record whose ``__init__`` only sets, checks and post-inits."""
+    return "__slots__" in cls.__dict__ and not hasattr(cls, "__attrs_pre_init__")
+
+
 def _inline(  # noqa: PLR0917 - private, called from one place
     cls: type[Any],
     builder_of: Callable[[type[Any]], Any],
@@ -278,7 +283,7 @@ def _inline(  # noqa: PLR0917 - private, called from one place
     indent: str,
 ) -> bool:
     """Emit ``cls``'s one pass in place (result in ``v``); False: it has none (nothing emitted)."""
-    if "__slots__" not in cls.__dict__:
+    if not _plain_class(cls):
         return False
     trial = _Source(cls, src.names["_F"])
     trial.names = src.names  # one namespace: names stay unique
@@ -335,7 +340,7 @@ def generate(
         f"    if not (keys <= {names} and {required} <= keys):",
         "        raise _F",
     ]
-    one_pass = "__slots__" in cls.__dict__ and _one_pass(cls, builder_of, src, plan_of=plan_of)
+    one_pass = _plain_class(cls) and _one_pass(cls, builder_of, src, plan_of=plan_of)
     if one_pass:
         body = ["    push = strings.append", "    self = _new(_cls)", *src.lines]
         post = getattr(cls, "__attrs_post_init__", None)
