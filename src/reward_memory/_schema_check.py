@@ -424,8 +424,13 @@ def _anything(value: Any) -> bool:
 def _unique(value: Any) -> bool:
     if type(value) is not list:
         return True
-    if all(type(item) is str for item in value):
-        return len(set(value)) == len(value)
+    try:
+        # Hash-distinct items are JSON-distinct; a collision of 1 and true (equal
+        # in Python, not in JSON) only answers "not unique": the reference decides.
+        if len(set(value)) == len(value):
+            return True
+    except TypeError:  # objects or arrays: compared by their frozen form below
+        pass
     try:
         return len({_frozen(item) for item in value}) == len(value)
     except TypeError:  # not JSON data: the reference path decides
