@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 import _recall_support as recall_support
 import _stage2 as s2
 from reward_memory import jsonio, schemas, wire
+from reward_memory._schema_check import compile_node
 from reward_memory.activation import activate
 from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
@@ -30,9 +32,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ARCHITECTURE = (
     Path(__file__).resolve().parents[1] / "src" / "reward_memory" / "data" / "architecture_v0.json"
 )
-# Schemas that take the reference path on every call: the application result's
-# ``output`` is the caller's arbitrary JSON (no type to compile).
-UNCOMPILED = {"reward_memory_application_v0"}
+# Schemas that take the reference path on every call (none today).
+UNCOMPILED: set[str] = set()
 
 
 def _reference_accepts(instance: Any, name: str) -> bool:
@@ -218,3 +219,58 @@ def test_valid_input_never_imports_jsonschema(tmp_path: Path) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.split() == ["RecordValidationError", "$.content_summary", "wrong_type"]
+
+
+# -- open content: where a schema lets any JSON through, check_data's bounds still hold ------
+
+_OPEN_DOCUMENT = {
+    "$id": "https://reward-memory.dev/schemas/open_test.schema.json",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["free", "bag", "items"],
+    "properties": {
+        "free": {"description": "anything"},
+        "bag": {"type": ["object", "null"]},
+        "items": {"type": "array"},
+    },
+}
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_DEEP = _nested(70)  # past check_data's depth limit (64)
+
+
+def _open_check() -> Any:
+    check = compile_node({"open_test": _OPEN_DOCUMENT}, _OPEN_DOCUMENT)
+    assert check is not None
+    return check
+
+
+@pytest.mark.parametrize(
+    ("changes", "valid"),
+    [
+        ({}, True),
+        ({"free": float("nan")}, False),
+        ({"bag": {"x": float("inf")}}, False),
+        ({"items": [1, 2**60]}, False),
+        ({"bag": {"k": "\ud800"}}, False),
+        ({"bag": {1: "non-string key"}}, False),
+        ({"free": _DEEP}, False),
+        ({"free": {"any": ["json", 1, 2.5, None, True]}}, True),
+    ],
+)
+def test_open_content_is_held_to_the_json_bounds(changes: dict[str, Any], valid: bool) -> None:
+    instance = {"free": "x", "bag": None, "items": [1, "two"], **changes}
+    try:
+        jsonio.check_data(instance)
+        reference = jsonschema.Draft202012Validator(_OPEN_DOCUMENT).is_valid(instance)
+    except RecordValidationError:
+        reference = False
+    assert reference is valid
+    assert _open_check()(instance) is valid

@@ -28,11 +28,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 from urllib.parse import urljoin
 
+from reward_memory.jsonio import MAX_JSON_DEPTH, MAX_JSON_INTEGER, _looks_clean
+
 __all__ = ["Check", "Unsupported", "compile_node"]
 
 Check = Callable[[Any], bool]
 
-_MAX_INTEGER: Final = 2**53 - 1  # jsonio.MAX_JSON_INTEGER (kept import-free)
+_MAX_INTEGER: Final = MAX_JSON_INTEGER
+_MAX_DEPTH: Final = MAX_JSON_DEPTH
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # Keywords that annotate and never constrain.
 _ANNOTATIONS: Final = frozenset(
@@ -120,12 +123,14 @@ class _Compiler:
             "_same": _same,
             "_unique": _unique,
             "_inf": math.inf,
+            "_clean": _looks_clean,
         }
         self.sources: list[str] = []
         self.tables: list[Any] = []  # of _Late references, bound after exec
         self._loaded = 0  # sources executed so far
         self._bound = 0  # tables bound so far
         self._seen: dict[tuple[str, str, bool], tuple[str, bool]] = {}
+        self._budget: int | None = None
 
     def load(self) -> None:
         """Execute the sources generated since the last call; bind the new tables."""
@@ -230,7 +235,67 @@ class _Compiler:
             if "else" in node:
                 otherwise, _ = self.node(node["else"], base, constraint=True)
                 lines += ["else:", f"    if not {otherwise}(v): return False"]
+        if not constraint:
+            lines.extend(self._open_content(node, typed=typed))
+            typed = True
         return self._function(lines), typed
+
+    def _open_content(self, node: Mapping[str, Any], *, typed: bool) -> list[str]:
+        """Where the schema lets any JSON through (``{}``, a bare ``{"type": "object"}``,
+        an array without ``items``), the bounds of ``jsonio.check_data`` still hold."""
+        clean = f"_clean(v, {self.budget()})"
+        if not typed:
+            return [f"if not {clean}: return False"]
+        names = node.get("type")
+        kinds = set(names if isinstance(names, list) else [names]) if names else set()
+        lines = []
+        if "object" in kinds and node.get("additionalProperties", True) is True:
+            lines.append(f"if type(v) is dict and not {clean}: return False")
+        if "array" in kinds and "items" not in node:
+            lines.append(f"if type(v) is list and not {clean}: return False")
+        return lines
+
+    def budget(self) -> int:
+        """How deep open content may nest: 64 (check_data's limit) less the deepest schema."""
+        if self._budget is None:
+            deepest = 1
+            for document in self._by_id.values():
+                roots = [document, *document.get("$defs", {}).values()]
+                for root in roots:
+                    try:
+                        deepest = max(deepest, 1 + self._depth_below(root, document["$id"], ()))
+                    except Unsupported:  # recursive: that schema never compiles
+                        continue
+            self._budget = max(1, _MAX_DEPTH - deepest)
+        return self._budget
+
+    def _depth_below(self, node: Any, base: str, trail: tuple[str, ...]) -> int:
+        """How many levels of instance nesting ``node`` can hold below its own value."""
+        if not isinstance(node, Mapping):
+            return 0
+        deepest = 0
+        if "$ref" in node:
+            target, address, uri = self._resolve(node["$ref"], base)
+            if uri in trail:
+                raise Unsupported("a recursive schema")
+            deepest = self._depth_below(target, address, (*trail, uri))
+        for keyword in ("anyOf", "allOf", "prefixItems"):
+            for branch in node.get(keyword, ()):
+                below = self._depth_below(branch, base, trail)
+                deepest = max(deepest, below + (keyword == "prefixItems"))
+        for keyword in ("if", "then", "else"):
+            if keyword in node:
+                deepest = max(deepest, self._depth_below(node[keyword], base, trail))
+        children = [
+            *node.get("properties", {}).values(),
+            *node.get("patternProperties", {}).values(),
+        ]
+        for keyword in ("items", "additionalProperties"):
+            if isinstance(node.get(keyword), Mapping):
+                children.append(node[keyword])
+        for child in children:
+            deepest = max(deepest, 1 + self._depth_below(child, base, trail))
+        return deepest
 
     def _function(self, lines: list[str]) -> str:
         name = f"n{len(self.sources)}"
@@ -313,8 +378,7 @@ class _Compiler:
         additional: Any = node.get("additionalProperties", True)
         extra: str | None = None
         if additional is True:
-            if not constraint:
-                raise Unsupported("an open object")  # any value could pass: no type pinned
+            pass  # other members: check_data's bounds (_open_content), or free in a condition
         elif additional is not False:
             extra, extra_typed = self.node(additional, base, constraint=constraint)
             if not (extra_typed or constraint):
@@ -381,8 +445,6 @@ class _Compiler:
         if not constraint and any(not typed for _, typed in prefix):
             raise Unsupported("untyped prefixItems")
         items: Any = node.get("items")
-        if items is None and not constraint and "array" in str(node.get("type")):
-            raise Unsupported("an array of untyped items")
         lines: list[str] = []
         if tests:
             lines.append(f"if type(v) is list and ({' or '.join(tests)}): return False")
@@ -398,8 +460,6 @@ class _Compiler:
                 raise Unsupported("untyped items")
             loop = "v" if start == 0 else f"v[{start}:]"
             body += [f"    for item in {loop}:", f"        if not {item}(item): return False"]
-        elif prefix and not constraint:
-            body.append(f"    if len(v) > {start}: return False")  # untyped extra items
         if node.get("uniqueItems"):
             body.append("    if not _unique(v): return False")
         if body:
