@@ -274,3 +274,23 @@ def test_open_content_is_held_to_the_json_bounds(changes: dict[str, Any], valid:
         reference = False
     assert reference is valid
     assert _open_check()(instance) is valid
+
+
+_MAP_DOCUMENT = {
+    "$id": "https://reward-memory.dev/schemas/map_test.schema.json",
+    "type": "object",
+    "minProperties": 1,
+    "maxProperties": 2,
+    "propertyNames": {"type": "string", "pattern": "^[a-z]+$(?!\\n)"},
+    "additionalProperties": {"type": "integer", "minimum": 0},
+}
+
+
+@pytest.mark.parametrize(
+    "instance",
+    [{"a": 1}, {"a": 1, "b": 2}, {}, {"a": 1, "b": 2, "c": 3}, {"A": 1}, {"a": -1}, {"a": "1"}],
+)
+def test_property_names_and_counts_agree_with_the_reference(instance: dict[str, Any]) -> None:
+    check = compile_node({"map_test": _MAP_DOCUMENT}, _MAP_DOCUMENT)
+    assert check is not None
+    assert check(instance) is jsonschema.Draft202012Validator(_MAP_DOCUMENT).is_valid(instance)

@@ -51,6 +51,9 @@ _KNOWN: Final = _ANNOTATIONS | {
     "required",
     "additionalProperties",
     "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
     "pattern",
     "maxLength",
     "minLength",
@@ -361,7 +364,15 @@ class _Compiler:
         return [f"if type(v) in (int, float) and ({' or '.join(tests)}): return False"]
 
     def _object(self, node: Mapping[str, Any], base: str, *, constraint: bool) -> list[str]:
-        keywords = ("properties", "required", "additionalProperties", "patternProperties")
+        keywords = (
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+        )
         if not any(keyword in node for keyword in keywords):
             return []
         properties = {
@@ -390,6 +401,13 @@ class _Compiler:
             raise Unsupported("an untyped property")
         table = self.table({name: _Late(fn) for name, (fn, _) in properties.items()})
         lines = ["if type(v) is dict:"]
+        if "minProperties" in node:
+            lines.append(f"    if len(v) < {int(node['minProperties'])}: return False")
+        if "maxProperties" in node:
+            lines.append(f"    if len(v) > {int(node['maxProperties'])}: return False")
+        if "propertyNames" in node:
+            names, _ = self.node(node["propertyNames"], base, constraint=constraint)
+            lines += ["    for key in v:", f"        if not {names}(key): return False"]
         if node.get("required"):
             lines.append(
                 f"    if not {self.constant(frozenset(node['required']))} <= v.keys(): return False"
