@@ -19,7 +19,7 @@ from reward_memory.records.candidate import (
     ReviewDecision,
     to_plain,
 )
-from reward_memory.records.review import CandidateReview
+from reward_memory.records.review import CandidateReview, CandidateReviewSummary
 
 EXPIRES = "2030-01-01T00:00:00Z"
 # The fixture with an expiry: the expiry is part of the ref, so it is not the golden one.
@@ -376,3 +376,35 @@ def test_of_proposal_takes_only_a_proposal() -> None:
     with pytest.raises(RecordValidationError) as caught:
         Candidate.of_proposal({"target_class": "hard_policy"})  # type: ignore[arg-type]
     assert caught.value.code == "wrong_type"
+
+
+def test_the_review_summary_of_a_decision_is_the_constructors() -> None:
+    chosen = decision("reject")
+    made = CandidateReviewSummary.of_decision(chosen)
+    assert made == CandidateReviewSummary(
+        reviewer_ref=chosen.reviewer_ref,
+        review_ref=chosen.review_ref,
+        reasoning_summary=chosen.reasoning_summary,
+    )
+    with pytest.raises(RecordValidationError) as caught:
+        CandidateReviewSummary.of_decision({"reviewer_ref": "x"})  # type: ignore[arg-type]
+    assert caught.value.code == "wrong_type"
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "grants_new_action_authority",
+        "provider_write_performed",
+        "external_writes_performed",
+        "raw_content_captured",
+    ],
+)
+@pytest.mark.parametrize("value", [True, 0, None])
+def test_a_review_packet_keeps_its_boundary_flags_false(flag: str, value: Any) -> None:
+    """A review is a decision record: it grants nothing and writes nothing (reference §5.2)."""
+    packet = review(propose(proposal(), checkpoint(), now=NOW), decision("accept"), now=NOW)
+    with pytest.raises(RecordValidationError) as caught:
+        attrs.evolve(packet, **{flag: value})
+    assert (caught.value.path, caught.value.code) == (f"$.{flag}", "invalid_value")
+    assert caught.value.message == "must be false"

@@ -347,11 +347,7 @@ def review(
         effective_decision=effective,
         guard_passed=passed,
         reason_codes=reasons,
-        review=CandidateReviewSummary(
-            reviewer_ref=chosen.reviewer_ref,
-            review_ref=chosen.review_ref,
-            reasoning_summary=chosen.reasoning_summary,
-        ),
+        review=CandidateReviewSummary.of_decision(chosen),
         record=new_record,
         persistence_next_step=PERSIST_NEXT_STEP if effective in ("accept", "retire") else "none",
     )
