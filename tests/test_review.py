@@ -13,11 +13,13 @@ from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.candidate import (
     PERSIST_NEXT_STEP,
+    Candidate,
+    CandidateLifecycle,
     CandidatePacket,
     ReviewDecision,
     to_plain,
 )
-from reward_memory.records.review import CandidateReview
+from reward_memory.records.review import CandidateReview, CandidateReviewSummary
 
 EXPIRES = "2030-01-01T00:00:00Z"
 # The fixture with an expiry: the expiry is part of the ref, so it is not the golden one.
@@ -291,3 +293,118 @@ def test_review_invariants_hold_for_hand_built_packets(ready: CandidatePacket) -
         attrs.evolve(accepted, record=ready.candidate)
     with pytest.raises(RecordValidationError):
         attrs.evolve(accepted, guard_passed=False, reason_codes=("candidate_expired",))
+
+
+# -- Candidate.with_lifecycle: a review moves one candidate (same ref) -------------------------
+
+
+@pytest.mark.parametrize(
+    ("state", "reason"),
+    [("active", None), ("retired", "rejected_in_review"), ("retired", "no_write_rationale")],
+)
+def test_with_lifecycle_is_the_candidate_the_constructor_builds(
+    state: str, reason: str | None
+) -> None:
+    """A review keeps the candidate_ref (state and retired_reason are not hashed)."""
+    record = propose(proposal(expires_at="2026-09-01T00:00:00Z"), checkpoint(), now=NOW).candidate
+    lifecycle = CandidateLifecycle(
+        state=state,  # type: ignore[arg-type]
+        expires_at=record.lifecycle.expires_at,
+        retired_reason=reason,  # type: ignore[arg-type]
+    )
+    moved = record.with_lifecycle(lifecycle)
+    rebuilt = attrs.evolve(record, lifecycle=lifecycle)  # the validating constructor
+    assert moved == rebuilt
+    assert moved.candidate_ref == record.candidate_ref
+    assert moved.lifecycle is lifecycle
+    assert record.lifecycle.state == "candidate"  # the original is untouched
+
+
+def test_with_lifecycle_of_another_expiry_is_another_candidate() -> None:
+    record = propose(proposal(), checkpoint(), now=NOW).candidate
+    lifecycle = CandidateLifecycle(state="active", expires_at="2026-09-01T00:00:00Z")
+    moved = record.with_lifecycle(lifecycle)
+    assert moved.candidate_ref != record.candidate_ref
+    assert moved == attrs.evolve(record, lifecycle=lifecycle, candidate_ref="")
+
+
+def test_with_lifecycle_refuses_anything_but_a_lifecycle() -> None:
+    record = propose(proposal(), checkpoint(), now=NOW).candidate
+    with pytest.raises(RecordValidationError) as caught:
+        record.with_lifecycle({"state": "active"})  # type: ignore[arg-type]
+    assert caught.value.path == "$.lifecycle"
+    assert caught.value.code == "wrong_type"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"expires_at": "2026-09-01T00:00:00Z"},
+        {"observed_at": "2026-02-01T10:00:00+01:00", "requested_action_scopes": ()},
+    ],
+)
+def test_of_proposal_is_the_candidate_the_constructor_builds(changes: dict[str, Any]) -> None:
+    typed = proposal(**changes)
+    made = Candidate.of_proposal(typed)
+    built = Candidate(
+        target_class=typed.target_class,
+        content_summary=typed.content_summary,
+        source=typed.source,
+        scope=typed.scope,
+        reasoning=typed.reasoning,
+        guard_context=typed.guard_context,
+        requested_action_scopes=typed.requested_action_scopes,
+        lifecycle=CandidateLifecycle(state="candidate", expires_at=typed.expires_at),
+        observed_at=typed.observed_at,
+    )
+    assert made == built
+    assert made.candidate_ref == built.candidate_ref
+    assert wire.load(wire.dump(CandidatePacket(**_packet_fields(made)))).candidate == made
+
+
+def _packet_fields(candidate: Candidate) -> dict[str, Any]:
+    return {
+        "status": "review_ready",
+        "candidate": candidate,
+        "authority_checkpoint": checkpoint(),
+        "guard": propose(proposal(), checkpoint(), now=NOW).guard,
+    }
+
+
+def test_of_proposal_takes_only_a_proposal() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        Candidate.of_proposal({"target_class": "hard_policy"})  # type: ignore[arg-type]
+    assert caught.value.code == "wrong_type"
+
+
+def test_the_review_summary_of_a_decision_is_the_constructors() -> None:
+    chosen = decision("reject")
+    made = CandidateReviewSummary.of_decision(chosen)
+    assert made == CandidateReviewSummary(
+        reviewer_ref=chosen.reviewer_ref,
+        review_ref=chosen.review_ref,
+        reasoning_summary=chosen.reasoning_summary,
+    )
+    with pytest.raises(RecordValidationError) as caught:
+        CandidateReviewSummary.of_decision({"reviewer_ref": "x"})  # type: ignore[arg-type]
+    assert caught.value.code == "wrong_type"
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "grants_new_action_authority",
+        "provider_write_performed",
+        "external_writes_performed",
+        "raw_content_captured",
+    ],
+)
+@pytest.mark.parametrize("value", [True, 0, None])
+def test_a_review_packet_keeps_its_boundary_flags_false(flag: str, value: Any) -> None:
+    """A review is a decision record: it grants nothing and writes nothing (reference §5.2)."""
+    packet = review(propose(proposal(), checkpoint(), now=NOW), decision("accept"), now=NOW)
+    with pytest.raises(RecordValidationError) as caught:
+        attrs.evolve(packet, **{flag: value})
+    assert (caught.value.path, caught.value.code) == (f"$.{flag}", "invalid_value")
+    assert caught.value.message == "must be false"

@@ -62,7 +62,8 @@ __all__ = ["as_checkpoint", "as_proposal", "propose", "review"]
 
 T = TypeVar("T")
 
-_FRESH: Final = CandidateLifecycle(state="candidate")
+# The lifecycle of an accepted candidate that neither expires nor supersedes (the common one).
+_ACCEPTED: Final = CandidateLifecycle(state="active")
 # reject / retire / no_write: the status they give and the reason the record is closed with.
 _CLOSING: Final[dict[str, tuple[ReviewStatus, RetiredReason]]] = {
     "reject": ("rejected", "rejected_in_review"),
@@ -135,22 +136,7 @@ def propose(
     authority = as_checkpoint(checkpoint)
     moment = utc_now() if now is None else check_now(now)
     reasons = proposal_reasons(typed, authority, now=moment)
-    lifecycle = (
-        _FRESH
-        if typed.expires_at is None
-        else CandidateLifecycle(state="candidate", expires_at=typed.expires_at)
-    )
-    candidate = Candidate(
-        target_class=typed.target_class,
-        content_summary=typed.content_summary,
-        source=typed.source,
-        scope=typed.scope,
-        reasoning=typed.reasoning,
-        guard_context=typed.guard_context,
-        requested_action_scopes=typed.requested_action_scopes,
-        lifecycle=lifecycle,
-        observed_at=typed.observed_at,
-    )
+    candidate = Candidate.of_proposal(typed)
     return CandidatePacket(
         status="guard_blocked" if reasons else "review_ready",
         candidate=candidate,
@@ -213,6 +199,8 @@ _MISMATCH: Final = RECORDED_MISMATCH
 
 
 def _ordered(codes: set[str]) -> tuple[str, ...]:
+    if not codes:
+        return ()
     return tuple(code for code in REVIEW_REASON_CODES if code in codes)
 
 
@@ -319,8 +307,10 @@ def review(
         new_lifecycle = lifecycle  # nothing gained: the record is unchanged
     elif requested == "accept":
         effective, status = "accept", "active"
-        new_lifecycle = CandidateLifecycle(
-            state="active", supersedes_refs=supersedes, expires_at=expires
+        new_lifecycle = (
+            _ACCEPTED
+            if not supersedes and expires is None
+            else CandidateLifecycle(state="active", supersedes_refs=supersedes, expires_at=expires)
         )
     elif requested == "edit":
         effective, status = "edit", "review_ready"
@@ -350,33 +340,14 @@ def review(
             observed_at=record.observed_at,
         )
     else:
-        new_record = _with_lifecycle(record, new_lifecycle)
+        new_record = record.with_lifecycle(new_lifecycle)
     return CandidateReview(
         status=status,
         requested_decision=requested,
         effective_decision=effective,
         guard_passed=passed,
         reason_codes=reasons,
-        review=CandidateReviewSummary(
-            reviewer_ref=chosen.reviewer_ref,
-            review_ref=chosen.review_ref,
-            reasoning_summary=chosen.reasoning_summary,
-        ),
+        review=CandidateReviewSummary.of_decision(chosen),
         record=new_record,
         persistence_next_step=PERSIST_NEXT_STEP if effective in ("accept", "retire") else "none",
-    )
-
-
-def _with_lifecycle(record: Candidate, lifecycle: CandidateLifecycle) -> Candidate:
-    return Candidate(
-        target_class=record.target_class,
-        content_summary=record.content_summary,
-        source=record.source,
-        scope=record.scope,
-        reasoning=record.reasoning,
-        guard_context=record.guard_context,
-        requested_action_scopes=record.requested_action_scopes,
-        lifecycle=lifecycle,
-        candidate_ref=record.candidate_ref,
-        observed_at=record.observed_at,
     )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from reward_memory.errors import RecordValidationError, SchemaError, join_path
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from importlib.resources.abc import Traversable
 
     import jsonschema
@@ -272,8 +272,13 @@ def validate(instance: Any, name: str | None = None) -> str:
                 code="schema_version_unsupported",
             )
         name = version
-    # Data built in Python meets the bounds parsed JSON meets (depth, cycles,
-    # number range, ...) before jsonschema recurses into it or repr()s it.
+    check = _compiled(name)
+    if check is not None and check(instance):
+        return name
+    # The reference path: it names the error (or accepts what the compiled
+    # check was conservative about). Data built in Python meets the bounds
+    # parsed JSON meets (depth, cycles, number range, ...) before jsonschema
+    # recurses into it or repr()s it.
     from reward_memory import jsonio  # noqa: PLC0415
 
     jsonio.check_data(instance)
@@ -285,6 +290,22 @@ def validate(instance: Any, name: str | None = None) -> str:
     if error is not None:
         raise _translate(error)
     return name
+
+
+@functools.cache
+def _compiled(name: str, definition: str | None = None) -> Callable[[Any], bool] | None:
+    """The schema (or its ``$defs/definition``) as a compiled predicate; ``None``: untranslated.
+
+    ``True`` only for data the reference path (``check_data`` + jsonschema) accepts
+    (see :mod:`reward_memory._schema_check`); ``False`` sends the data there.
+    """
+    from reward_memory._schema_check import compile_node  # noqa: PLC0415
+
+    documents = _validated_documents()
+    pointer = "" if definition is None else f"/$defs/{definition}"
+    if definition is not None and definition not in documents[name].get("$defs", {}):
+        return None
+    return compile_node(documents, documents[name], pointer)
 
 
 @functools.cache
@@ -306,6 +327,9 @@ def validate_definition(instance: Any, name: str, definition: str) -> None:
     from reward_memory import jsonio  # noqa: PLC0415
 
     get_schema(name)
+    check = _compiled(name, definition)
+    if check is not None and check(instance):
+        return
     jsonio.check_data(instance)
     validator = _definition_validator(name, definition)
     errors = itertools.islice(validator.iter_errors(instance), _MAX_ERRORS)

@@ -299,9 +299,11 @@ _NAME_TAILS = (
     r"(?<=(?:[as]k|id){0}:)"  # ak, sk, *_id
     # the tails of key, token, secret(s), pwd, passwd, password(s), passphrase,
     # passcode, credential(s), auth, pass, dsn, conn_str and connection_string
-    r"|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|uth|ass|dsn|str){0}:)"
-    r"|(?<=ring{0}:)"  # connection_string (not viking:)
-    r"|(?<=ation{0}:)"  # authorization
+    r"|(?<=(?:key|ken|ret|ets|pwd|swd|rds|ase|ode|ial|als|uth|ass|dsn|str){0}:)"
+    # connection_string (not viking:), password (not record: -- every stored
+    # record_ref is one -- nor keyword:)
+    r"|(?<=(?:ring|word){0}:)"
+    r"|(?<=rization{0}:)"  # authorization (not activation:, every activation_ref)
 )
 _NAME_GATE = "[kdyntelshrg]"  # the last letters of those tails
 _ANCHORS: Final = {
@@ -318,14 +320,18 @@ _ANCHORS: Final = {
     "%": r"[a-z]",  # %USERPROFILE%
     # D:/x, x:/y, file:/, Telegram bot tokens (123456789:AA...), and
     # `name: value` assignments (gated on the name's last letter).
+    # Every look-behind needs the character before the colon to be a gate
+    # letter, a space or a quote: tested once first, so the colon of an
+    # identifier such as `data:x` costs one test, not ten.
     ":": (
-        r"/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa|(?<=\s\s:)"
+        r"/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa"
+        rf"|(?<=[{_NAME_GATE[1:-1]}\s\"'`*]:)(?:(?<=\s\s:)"
         r"|(?<=[\"'`*]:)|(?<=[\"'`*]\s:)"
         rf"|(?<={_NAME_GATE}:)(?:"
         + _NAME_TAILS.format("")
         + rf")|(?<={_NAME_GATE}\s:)(?:"
         + _NAME_TAILS.format(r"\s")
-        + ")"
+        + "))"
     ),
     # <password>value</password>: the element name's tail, as for the colon.
     ">": r"(?<=id>)|(?<=(?:key|ken|ret|ets|pwd|swd|ord|rds|ase|ode|ial|als|str)>)|(?<=ring>)",

@@ -2,7 +2,9 @@
 
 ``load(data)`` is the boundary: it validates a JSON object against its bundled
 schema (strict types, unknown fields rejected, field path named), then
-structures it into the attrs record registered for its ``schema_version``.
+builds the attrs record registered for its ``schema_version`` in one strict
+pass (:func:`reward_memory.records._plain.from_plain`; the converter is not
+involved, so loading never pays for generating its code).
 ``loads(text)`` and ``load_file(path)`` are the same boundary for JSON text,
 bytes or a file, read and parsed within the bounds of :mod:`reward_memory.jsonio`
 (size, depth, duplicate keys, ...); every failure is a typed
@@ -230,8 +232,11 @@ def load(data: Any, expected: type[T] | None = None) -> T:
             path="$.schema_version",
             code="schema_version_unsupported",
         )
-    # The converter picks the record by the packet's schema_version tag.
-    return cast("T", structure(dict(data), _packet_union()))
+    # One strict pass after the schema (records._plain): the record the
+    # converter would build (tests/test_plain.py), without the converter.
+    from reward_memory.records._plain import from_plain  # noqa: PLC0415
+
+    return cast("T", from_plain(packet_type(name), dict(data)))
 
 
 def loads(data: str | bytes | bytearray, expected: type[T] | None = None) -> T:

@@ -11,7 +11,7 @@ Validators are cheap (one regex each): records are built on the per-call path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -26,6 +26,7 @@ from reward_memory.records import _memo
 from reward_memory.text import compact_text
 
 __all__ = [
+    "KIND",
     "const",
     "corpus_id",
     "corpus_id_list",
@@ -38,6 +39,7 @@ __all__ = [
     "strict_bool",
     "surface_id",
     "surface_list",
+    "tagged",
     "text",
     "timestamp",
     "token",
@@ -45,6 +47,20 @@ __all__ = [
 ]
 
 _Check = Callable[[Any, str], str]
+
+# Where each helper records what it checks: ``field.metadata[KIND]`` is
+# ``(kind, params, validator, converter)``. The one-pass builder of
+# :mod:`reward_memory.records._plain` reads it to check stored data in one pass
+# (same verdicts); a field whose validator or converter is no longer the
+# helper's own (a ``@field.validator`` added later) is not trusted to it.
+KIND: Final = "reward_memory.kind"
+
+
+def tagged(kind: str, params: Any = None, **kwargs: Any) -> Any:
+    """``attrs.field(**kwargs)`` that records its grammar ``kind`` (see :data:`KIND`)."""
+    metadata = {KIND: (kind, params, kwargs.get("validator"), kwargs.get("converter"))}
+    return attrs.field(metadata=metadata, **kwargs)
+
 
 _VERDICTS: dict[_Check, Callable[[str], bool]] = {
     check_token: _memo.good_token,
@@ -75,27 +91,39 @@ def _scalar(check: _Check, *, optional: bool) -> Callable[[Any, attrs.Attribute[
 
 def token(**kwargs: Any) -> Any:
     """A required token (grammar T), scanned for secrets and paths."""
-    return attrs.field(validator=_scalar(check_token, optional=False), **kwargs)
+    return tagged("token", None, validator=_scalar(check_token, optional=False), **kwargs)
 
 
 def optional_token(**kwargs: Any) -> Any:
     """An optional token; ``None`` when absent (serialised as ``null``)."""
-    return attrs.field(default=None, validator=_scalar(check_token, optional=True), **kwargs)
+    return tagged(
+        "optional_token",
+        None,
+        default=None,
+        validator=_scalar(check_token, optional=True),
+        **kwargs,
+    )
 
 
 def surface_id(**kwargs: Any) -> Any:
     """A module-qualified surface id (grammar S)."""
-    return attrs.field(validator=_scalar(check_surface_id, optional=False), **kwargs)
+    return tagged("surface_id", None, validator=_scalar(check_surface_id, optional=False), **kwargs)
 
 
 def corpus_id(**kwargs: Any) -> Any:
     """A corpus id (grammar C)."""
-    return attrs.field(validator=_scalar(check_corpus_id, optional=False), **kwargs)
+    return tagged("corpus_id", None, validator=_scalar(check_corpus_id, optional=False), **kwargs)
 
 
 def optional_corpus_id(**kwargs: Any) -> Any:
     """An optional corpus id."""
-    return attrs.field(default=None, validator=_scalar(check_corpus_id, optional=True), **kwargs)
+    return tagged(
+        "optional_corpus_id",
+        None,
+        default=None,
+        validator=_scalar(check_corpus_id, optional=True),
+        **kwargs,
+    )
 
 
 def _timestamp_converter(*, optional: bool) -> attrs.Converter[Any, Any]:
@@ -110,12 +138,18 @@ def _timestamp_converter(*, optional: bool) -> attrs.Converter[Any, Any]:
 
 def timestamp(**kwargs: Any) -> Any:
     """An ISO-8601 timestamp with offset, stored in its normal UTC spelling."""
-    return attrs.field(converter=_timestamp_converter(optional=False), **kwargs)
+    return tagged("timestamp", None, converter=_timestamp_converter(optional=False), **kwargs)
 
 
 def optional_timestamp(**kwargs: Any) -> Any:
     """An optional timestamp (normalised like :func:`timestamp`)."""
-    return attrs.field(default=None, converter=_timestamp_converter(optional=True), **kwargs)
+    return tagged(
+        "optional_timestamp",
+        None,
+        default=None,
+        converter=_timestamp_converter(optional=True),
+        **kwargs,
+    )
 
 
 def _text_converter(limit: int, *, optional: bool) -> attrs.Converter[Any, Any]:
@@ -129,12 +163,18 @@ def _text_converter(limit: int, *, optional: bool) -> attrs.Converter[Any, Any]:
 
 def text(limit: int, **kwargs: Any) -> Any:
     """Compact public-safe text of at most ``limit`` characters (rejected when longer)."""
-    return attrs.field(converter=_text_converter(limit, optional=False), **kwargs)
+    return tagged("text", limit, converter=_text_converter(limit, optional=False), **kwargs)
 
 
 def optional_text(limit: int, **kwargs: Any) -> Any:
     """Optional compact public-safe text."""
-    return attrs.field(default=None, converter=_text_converter(limit, optional=True), **kwargs)
+    return tagged(
+        "optional_text",
+        limit,
+        default=None,
+        converter=_text_converter(limit, optional=True),
+        **kwargs,
+    )
 
 
 def _list_converter(
@@ -171,23 +211,28 @@ def token_list(*, min_items: int = 0, max_items: int = 12, keep_order: bool = Fa
     conv = _list_converter(
         check_token, min_items=min_items, max_items=max_items, keep_order=keep_order
     )
+    params = ("token", min_items, max_items, keep_order)
     if min_items == 0:
-        return attrs.field(factory=tuple, converter=conv)
-    return attrs.field(converter=conv)
+        return tagged("list", params, factory=tuple, converter=conv)
+    return tagged("list", params, converter=conv)
 
 
 def surface_list(*, min_items: int = 1, max_items: int = 20) -> Any:
     """A duplicate-free, sorted list of surface ids."""
-    return attrs.field(
+    return tagged(
+        "list",
+        ("surface_id", min_items, max_items, False),
         converter=_list_converter(
             check_surface_id, min_items=min_items, max_items=max_items, keep_order=False
-        )
+        ),
     )
 
 
 def corpus_id_list(*, max_items: int = 50) -> Any:
     """A duplicate-free, sorted list of corpus ids, empty by default."""
-    return attrs.field(
+    return tagged(
+        "list",
+        ("corpus_id", 0, max_items, False),
         factory=tuple,
         converter=_list_converter(
             check_corpus_id, min_items=0, max_items=max_items, keep_order=False
@@ -206,7 +251,7 @@ def enum(*choices: str, **kwargs: Any) -> Any:
                 f"must be one of: {listing}", path=_path(attribute), code="invalid_value"
             )
 
-    return attrs.field(validator=validate, **kwargs)
+    return tagged("enum", allowed, validator=validate, **kwargs)
 
 
 def const(value: Any) -> Any:
@@ -222,7 +267,7 @@ def const(value: Any) -> Any:
                 code="invalid_value",
             )
 
-    return attrs.field(default=value, validator=validate)
+    return tagged("const", value, default=value, validator=validate)
 
 
 def strict_bool(**kwargs: Any) -> Any:
@@ -234,7 +279,7 @@ def strict_bool(**kwargs: Any) -> Any:
                 "must be a boolean", path=_path(attribute), code="wrong_type"
             )
 
-    return attrs.field(validator=validate, **kwargs)
+    return tagged("bool", None, validator=validate, **kwargs)
 
 
 def integer(*, minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> Any:
@@ -253,4 +298,5 @@ def integer(*, minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> A
                 f"must be {bound}", path=_path(attribute), code="invalid_value"
             )
 
-    return attrs.field(validator=validate, **kwargs)
+    nullable = kwargs.get("default", ...) is None
+    return tagged("integer", (minimum, maximum, nullable), validator=validate, **kwargs)

@@ -1,22 +1,27 @@
-"""A small, strict structurer: parsed JSON into attrs records and back, without the converter.
+"""The strict structurer: parsed JSON into attrs records and back, without the converter.
 
-Used where the cattrs converter would cost more than the record it builds: a
-provider readback on the recall path (every call), and the ``recall`` verb's
-input after its JSON Schema check (process start-up). The walk is strict where
-cattrs is lenient and the record validators cannot see: exact key sets
-(unknown and missing keys are errors), objects only where a record is nested
-(or a mapping is declared), lists only where a sequence is. Every grammar and
-type rule is then the records' own validators. Lists become tuples.
+Every parse of JSON into records goes through :func:`from_plain`: ``wire.load``
+(after the schema), :func:`load_plain` (the boundary of ``propose``, ``review``
+and the CLI verbs), a stored record (``records.active.load_stored``) and a
+provider readback on the recall path. The rules are strict where cattrs is
+lenient and the record validators cannot see: exact key sets (unknown and
+missing keys are errors), objects only where a record is nested (or a mapping
+is declared), lists only where a sequence is; every grammar and type rule is
+the records' own. Lists become tuples.
 
-Errors are :class:`~reward_memory.errors.RecordValidationError` whose path is
-rooted at the top-level object (``$.request.queries[0].query``).
+Two ways, one result. :func:`from_plain` first runs the builder generated for
+the class (:mod:`reward_memory.records._onepass`: the same rules in one pass,
+one joined secret/path scan); anything it does not settle goes to
+:func:`_walk`, the reference walk through the validating constructors, which
+builds the record or raises the error with its field path. Errors are
+:class:`~reward_memory.errors.RecordValidationError` whose path is rooted at
+the top-level object (``$.request.queries[0].query``).
 
-:func:`to_plain` is the other direction, and :func:`load_plain` the boundary
-(JSON Schema first, then :func:`from_plain`). Both produce exactly what the
-cattrs converter in :mod:`reward_memory.wire` produces; ``tests/test_plain.py``
-holds them to that for every packet type. The converter remains the reference;
-this twin exists because importing and compiling cattrs costs ~40 ms at process
-start, a quarter of a CLI verb's budget.
+:func:`to_plain` is the other direction. Both produce exactly what the cattrs
+converter in :mod:`reward_memory.wire` produces; ``tests/test_plain.py`` holds
+them to that for every packet type, and ``tests/test_onepass.py`` holds the
+builders to the walk. The converter is kept for ``wire.dump`` and
+``wire.structure`` (data structured without a schema); no load goes through it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any, Final, TypeVar, cast
 import attrs
 
 from reward_memory.errors import RecordValidationError, join_path
+from reward_memory.records._onepass import all_safe, generate
 
 __all__ = ["as_record", "from_plain", "load_plain", "to_plain"]
 
@@ -95,8 +101,35 @@ def _plan(cls: type[Any]) -> _Plan:
     return plan
 
 
+class _Fallback(Exception):
+    """The builder met something unusual: the reference walk decides (and names it)."""
+
+
+_BUILDERS: Final[dict[type[Any], Any]] = {}
+
+
+def _builder(cls: type[Any]) -> Any:
+    """The builder generated for ``cls`` (see :mod:`reward_memory.records._onepass`)."""
+    known = _BUILDERS.get(cls)
+    if known is None:
+        known = _BUILDERS[cls] = generate(cls, _plan, _builder, _Fallback)
+    return known
+
+
 def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
     """Build a ``cls`` record from parsed JSON ``data`` (strict; see the module docs)."""
+    try:
+        strings: list[str] = []
+        record = _builder(cls)(data, strings)
+        if not strings or all_safe(strings):
+            return record
+    except Exception:  # noqa: BLE001, S110 - the reference walk below names the error
+        pass
+    return _walk(cls, data, path)
+
+
+def _walk(cls: type[Any], data: Any, path: str) -> Any:
+    """The reference walk: the same record as the builder, or the error with its full path."""
     if type(data) is not dict:
         raise RecordValidationError("must be an object", path=path, code="wrong_type")
     plan = _plan(cls)
@@ -117,7 +150,7 @@ def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
     for key, value in data.items():
         inner = plan.nested.get(key)
         if inner is not None and value is not None:
-            kwargs[key] = from_plain(inner, value, join_path(path, key))
+            kwargs[key] = _walk(inner, value, join_path(path, key))
             continue
         inner = plan.sequences.get(key)
         if inner is not None:
@@ -125,7 +158,7 @@ def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
             if type(value) is not list:
                 raise RecordValidationError("must be a list", path=where, code="wrong_type")
             kwargs[key] = tuple(
-                from_plain(inner, item, join_path(where, index)) for index, item in enumerate(value)
+                _walk(inner, item, join_path(where, index)) for index, item in enumerate(value)
             )
         elif type(value) is list:
             kwargs[key] = tuple(value)
@@ -146,6 +179,16 @@ def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
         raise clone from None
 
 
+_VERSIONS: Final[dict[type[Any], str]] = {}
+
+
+def _version_of(cls: type[Any]) -> str:
+    known = _VERSIONS.get(cls)
+    if known is None:
+        known = _VERSIONS[cls] = cast("str", attrs.fields_dict(cls)["schema_version"].default)
+    return known
+
+
 def load_plain(data: Any, cls: type[T]) -> T:
     """Validate ``data`` against ``cls``'s packet schema, then build the record (no cattrs).
 
@@ -155,7 +198,7 @@ def load_plain(data: Any, cls: type[T]) -> T:
     """
     from reward_memory import schemas  # noqa: PLC0415 - the JSON boundary only
 
-    expected = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
+    expected = _version_of(cast("type[Any]", cls))
     if not isinstance(data, dict):
         raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
     if "schema_version" not in data:

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 from typing import Any, Final, Literal
 
 import attrs
 
 from reward_memory.digests import REF_HEX_LENGTH, make_ref
-from reward_memory.errors import RecordValidationError
+from reward_memory.errors import InputError, RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
 from reward_memory.records.envelope import (
@@ -54,9 +55,11 @@ from reward_memory.records.envelope import (
     RecordSource,
     Revocation,
     Supersession,
+    check_envelope,
 )
 
 __all__ = [
+    "STORED_RECORD_TYPES",
     "ActivationLineage",
     "ActiveRecord",
     "LegacyActiveRecord",
@@ -65,6 +68,7 @@ __all__ = [
     "LegacyPrivacy",
     "LegacySource",
     "ReviewSummary",
+    "load_stored",
     "record_ref_of",
 ]
 
@@ -90,7 +94,8 @@ def _text(limit: int) -> Any:
     def convert(value: Any, field: attrs.Attribute[Any]) -> str:
         return m.compact_memo(value, limit, f"$.{field.name}")
 
-    return attrs.field(converter=attrs.Converter(convert, takes_field=True))
+    converter = attrs.Converter(convert, takes_field=True)
+    return f.tagged("text", limit, converter=converter)
 
 
 @attrs.frozen(kw_only=True)
@@ -119,7 +124,7 @@ class ActiveRecord:
         "reward_memory_active_record_v1"
     )
     # Derived from corpus_id and candidate_ref: computed when left empty, checked when given.
-    record_ref: str = attrs.field(default="")
+    record_ref: str = f.tagged("derived", None, default="")
     activation_ref: str = f.token()
     activated_at: str = f.timestamp()
     corpus_id: str = f.corpus_id()
@@ -155,8 +160,9 @@ class ActiveRecord:
                 code="digest_mismatch",
             )
         # The envelope's cross-field rules (authority per class, lifecycle
-        # consistency) apply to the active record exactly as to any durable record.
-        self.envelope()
+        # consistency) apply to the active record exactly as to any durable record:
+        # checked on the record itself (it has every envelope field), not on a copy.
+        check_envelope(self)
 
     def envelope(self) -> DurableEnvelope:
         """The Stage-0 envelope of this record."""
@@ -252,3 +258,42 @@ class LegacyActiveRecord:
     privacy: LegacyPrivacy | None = None
     provider_write_performed: bool = f.strict_bool(default=False)
     external_writes_performed: bool = f.strict_bool(default=False)
+
+
+STORED_RECORD_TYPES: Final[dict[str, type[ActiveRecord] | type[LegacyActiveRecord]]] = {
+    "reward_memory_active_record_v1": ActiveRecord,
+    "reward_memory_active_record_v0": LegacyActiveRecord,
+}
+
+
+def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActiveRecord:
+    """One stored active record (a provider's readback bytes), parsed in one strict pass.
+
+    A v1 record, or a legacy v0 record (read-only, advisory). The same record
+    and the same errors as building it through its constructors: unknown and
+    missing fields, every grammar, the secret and local-path scan, the envelope
+    rules and the derived ``record_ref`` (see :mod:`reward_memory.records._onepass`).
+    ``activation_ref`` is not re-hashed (the exact readback pins the bytes).
+
+    Raises:
+        RecordValidationError: not JSON (``invalid_json``), not an object, another
+            ``schema_version``, or anything the record refuses (field path named).
+    """
+    from reward_memory.records._plain import from_plain  # noqa: PLC0415 - records import it
+
+    try:
+        data = json.loads(content)
+    except (ValueError, TypeError, RecursionError):
+        raise InputError("a stored record is one JSON document", code="invalid_json") from None
+    if type(data) is not dict:
+        raise RecordValidationError("a stored record is a JSON object", code="wrong_type")
+    version = data.get("schema_version")
+    cls = STORED_RECORD_TYPES.get(version) if type(version) is str else None
+    if cls is None:
+        raise RecordValidationError(
+            "schema_version names no stored record this library reads",
+            path="$.schema_version",
+            code="schema_version_unsupported",
+        )
+    record: ActiveRecord | LegacyActiveRecord = from_plain(cls, data)
+    return record

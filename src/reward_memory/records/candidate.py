@@ -47,7 +47,7 @@ keeps its ``expires_at`` (differs from the original, which dropped it).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
@@ -65,6 +65,9 @@ from reward_memory.records._candidate_class import (
 from reward_memory.records._candidate_ref import candidate_hashed_object, candidate_ref_of
 from reward_memory.records._plain import to_plain
 from reward_memory.records.envelope import ConfidenceLevel, RecordScope
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "AVAILABLE_REVIEW_DECISIONS",
@@ -185,8 +188,8 @@ def text_field(limit: int, *, optional: bool = False) -> Any:
 
     converter = attrs.Converter(convert, takes_field=True)
     if optional:
-        return attrs.field(default=None, converter=converter)
-    return attrs.field(converter=converter)
+        return f.tagged("optional_text", limit, default=None, converter=converter)
+    return f.tagged("text", limit, converter=converter)
 
 
 def _token_list(*, max_items: int) -> Any:
@@ -215,7 +218,7 @@ def _token_list(*, max_items: int) -> Any:
         return items if len(items) < 2 else tuple(sorted(items))
 
     converter = attrs.Converter(convert, takes_field=True)
-    return attrs.field(factory=tuple, converter=converter)
+    return f.tagged("list", ("token", 0, max_items, False), factory=tuple, converter=converter)
 
 
 def is_record(cls: type[Any]) -> Any:
@@ -227,6 +230,7 @@ def is_record(cls: type[Any]) -> Any:
                 f"must be a {cls.__name__}", path=f"$.{attribute.name}", code="wrong_type"
             )
 
+    validate.rm_record = cls  # type: ignore[attr-defined]  # a nested record: the builder builds it
     return validate
 
 
@@ -433,7 +437,7 @@ class Candidate:
     lifecycle: CandidateLifecycle = attrs.field(validator=is_record(CandidateLifecycle))
     privacy: CandidatePrivacy = attrs.field(default=_NO_RAW, validator=is_record(CandidatePrivacy))
     # Computed from the content when left empty; checked against it when given.
-    candidate_ref: str = attrs.field(default="")
+    candidate_ref: str = f.tagged("derived", None, default="")
     observed_at: str | None = f.optional_timestamp()
 
     def __attrs_post_init__(self) -> None:
@@ -461,6 +465,96 @@ class Candidate:
     def expires_at(self) -> str | None:
         """The candidate's expiry (from its lifecycle)."""
         return self.lifecycle.expires_at
+
+    @classmethod
+    def of_proposal(cls, proposal: Proposal) -> Candidate:
+        """The fresh candidate a proposal becomes (``propose``): its content, ``candidate`` state.
+
+        Every field is the proposal's, already checked by the same helpers
+        (class, summary, source, scope, reasoning, guard context, scopes,
+        observation time); the lifecycle carries its expiry, and the ref is
+        computed as the constructor computes it.
+        """
+        if type(proposal) is not Proposal:
+            raise RecordValidationError("must be a Proposal", code="wrong_type")
+        expires = proposal.expires_at
+        lifecycle = (
+            _FRESH if expires is None else CandidateLifecycle(state="candidate", expires_at=expires)
+        )
+        made: Candidate = object.__new__(cls)
+        for name, put in _CANDIDATE_SETTERS:
+            put(made, getattr(proposal, name))
+        _set_version(made, CANDIDATE_SCHEMA)
+        _set_lifecycle(made, lifecycle)
+        _set_privacy(made, _NO_RAW)
+        _set_ref(made, "")
+        made.__attrs_post_init__()
+        return made
+
+    def with_lifecycle(self, lifecycle: CandidateLifecycle) -> Candidate:
+        """This candidate moved to ``lifecycle`` (a review's accept, reject, retire, no_write).
+
+        The same candidate: everything it says is this record's (already
+        checked), and the ref does not hash the state or ``retired_reason``,
+        so only the lifecycle is checked -- a record and one that keeps this
+        one's expiry and supersedes refs. Any other lifecycle changes the
+        identity and goes through the constructor (a new ``candidate_ref``).
+        """
+        if type(lifecycle) is not CandidateLifecycle:
+            raise RecordValidationError(
+                "must be a CandidateLifecycle", path="$.lifecycle", code="wrong_type"
+            )
+        current = self.lifecycle
+        if (
+            lifecycle.expires_at != current.expires_at
+            or lifecycle.supersedes_refs != current.supersedes_refs
+        ):
+            return attrs.evolve(self, lifecycle=lifecycle, candidate_ref="")
+        moved = _copy_candidate(self)
+        object.__setattr__(moved, "lifecycle", lifecycle)
+        return moved
+
+
+def _copier() -> Callable[[Candidate], Candidate]:
+    """A straight-line copy of a candidate's fields (slots), generated once."""
+    names = [field.name for field in attrs.fields(Candidate)]
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": Candidate}
+    lines = ["def copy(record):", "    made = _new(_cls)"]
+    for index, name in enumerate(names):
+        namespace[f"_put{index}"] = Candidate.__dict__[name].__set__
+        lines.append(f"    _put{index}(made, record.{name})")
+    lines.append("    return made")
+    exec(compile("\n".join(lines), "<candidate copy>", "exec"), namespace)  # noqa: S102 - field names only
+    copy: Callable[[Candidate], Candidate] = namespace["copy"]
+    return copy
+
+
+_copy_candidate: Final = _copier()
+# The fields a candidate takes from its proposal (same names, same helpers).
+_CANDIDATE_SETTERS: Final = tuple(
+    (name, Candidate.__dict__[name].__set__)
+    for name in (
+        "target_class",
+        "content_summary",
+        "source",
+        "scope",
+        "reasoning",
+        "guard_context",
+        "requested_action_scopes",
+        "observed_at",
+    )
+)
+_set_version: Final = Candidate.__dict__["schema_version"].__set__
+_set_lifecycle: Final = Candidate.__dict__["lifecycle"].__set__
+_set_privacy: Final = Candidate.__dict__["privacy"].__set__
+_set_ref: Final = Candidate.__dict__["candidate_ref"].__set__
+_FRESH: Final = CandidateLifecycle(state="candidate")
+assert {name for name, _ in _CANDIDATE_SETTERS} | {
+    "schema_version",
+    "lifecycle",
+    "privacy",
+    "candidate_ref",
+} == set(attrs.fields_dict(Candidate)), "of_proposal sets every field"
 
 
 @attrs.frozen(kw_only=True)

@@ -21,12 +21,15 @@ class                      authority levels                action scopes
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
 import attrs
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
+
+if TYPE_CHECKING:
+    from reward_memory.records.active import ActiveRecord as ActiveRecordLike
 
 __all__ = [
     "ACTION_AUTHORITY_CLASSES",
@@ -47,6 +50,7 @@ __all__ = [
     "RecordSource",
     "Revocation",
     "Supersession",
+    "check_envelope",
 ]
 
 ClassId = Literal[
@@ -182,7 +186,8 @@ class Privacy:
     raw_content_captured: Literal[False] = f.const(False)
 
 
-def _check_envelope(envelope: DurableEnvelope) -> None:
+def check_envelope(envelope: DurableEnvelope | ActiveRecordLike) -> None:
+    """The envelope's cross-field rules, on any record that carries the envelope's fields."""
     allowed = AUTHORITY_BY_CLASS[envelope.class_id]
     if envelope.authority.level not in allowed:
         raise RecordValidationError(
@@ -210,7 +215,7 @@ def _inconsistent(message: str, path: str) -> RecordValidationError:
     return RecordValidationError(message, path=path, code="inconsistent_lifecycle")
 
 
-def _check_lifecycle(envelope: DurableEnvelope) -> None:
+def _check_lifecycle(envelope: DurableEnvelope | ActiveRecordLike) -> None:
     """A revocation, supersession or retirement is complete and in force, or the record is invalid.
 
     - revocation: ``revoked_by_ref`` and ``revoked_at`` together (``reason`` only with
@@ -280,4 +285,4 @@ class DurableEnvelope:
     privacy: Privacy
 
     def __attrs_post_init__(self) -> None:
-        _check_envelope(self)
+        check_envelope(self)

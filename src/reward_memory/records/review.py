@@ -19,6 +19,7 @@ import attrs
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
+from reward_memory.records import _memo as m
 from reward_memory.records.candidate import (
     PERSIST_NEXT_STEP,
     REVIEW_DECISIONS,
@@ -49,6 +50,22 @@ class CandidateReviewSummary:
     reviewer_ref: str = f.token()
     review_ref: str = f.token()
     reasoning_summary: str = text_field(500)
+
+    @classmethod
+    def of_decision(cls, decision: ReviewDecision) -> CandidateReviewSummary:
+        """A decision's summary: its three fields, already checked by the same helpers."""
+        if type(decision) is not ReviewDecision:
+            raise RecordValidationError("must be a ReviewDecision", code="wrong_type")
+        made: CandidateReviewSummary = object.__new__(cls)
+        _set_reviewer(made, decision.reviewer_ref)
+        _set_review(made, decision.review_ref)
+        _set_reasoning(made, decision.reasoning_summary)
+        return made
+
+
+_set_reviewer: Final = CandidateReviewSummary.__dict__["reviewer_ref"].__set__
+_set_review: Final = CandidateReviewSummary.__dict__["review_ref"].__set__
+_set_reasoning: Final = CandidateReviewSummary.__dict__["reasoning_summary"].__set__
 
 
 # effective decision -> (allowed statuses, record lifecycle state, retired_reason)
@@ -114,6 +131,14 @@ def _check_review(review: CandidateReview) -> None:
         )
 
 
+_REVIEW_FLAGS: Final = (
+    ("grants_new_action_authority", False),
+    ("provider_write_performed", False),
+    ("external_writes_performed", False),
+    ("raw_content_captured", False),
+)
+
+
 @attrs.frozen(kw_only=True)
 class CandidateReview:
     """``reward_memory_candidate_review_v0``: one review decision record (nothing persisted).
@@ -134,12 +159,15 @@ class CandidateReview:
     persistence_next_step: Literal[
         "caller_uses_declared_corpus_write_authority_then_readback", "none"
     ] = f.enum(PERSIST_NEXT_STEP, "none")
-    grants_new_action_authority: Literal[False] = f.const(False)
-    provider_write_performed: Literal[False] = f.const(False)
-    external_writes_performed: Literal[False] = f.const(False)
-    raw_content_captured: Literal[False] = f.const(False)
+    # The constant boundary flags, checked together after the fields (the same
+    # error, ``must be false`` at the flag's path, one pass instead of four validators).
+    grants_new_action_authority: Literal[False] = m.flag(False)
+    provider_write_performed: Literal[False] = m.flag(False)
+    external_writes_performed: Literal[False] = m.flag(False)
+    raw_content_captured: Literal[False] = m.flag(False)
 
     def __attrs_post_init__(self) -> None:
+        m.check_flags(self, _REVIEW_FLAGS)
         _check_review(self)
 
 
