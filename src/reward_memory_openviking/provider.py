@@ -143,8 +143,10 @@ class OpenVikingProvider:
         processing_mode: str | None = None,
         score_threshold: float | None = None,
         transport: httpx.BaseTransport | None = None,
+        **unknown: object,
     ) -> None:
-        given = {
+        given: dict[str, Any] = dict(unknown)  # an unknown name is refused by build_options
+        given |= {
             name: value
             for name, value in (
                 ("base_url", base_url),

@@ -23,6 +23,7 @@ from _server import BlackHole, LocalOpenViking, Tenant, free_port, server_binary
 from reward_memory.providers.spi import ProviderScope
 from reward_memory_openviking import OpenVikingProvider
 
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Deselect the real-server tests with -m "not openviking" (never skipped).
     for item in items:
