@@ -31,8 +31,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Self
 
-import httpx
-
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable
 from reward_memory.grammars import check_token
 from reward_memory.providers.spi import (
@@ -64,6 +62,8 @@ from reward_memory_openviking._protocol import (
 if TYPE_CHECKING:
     from types import TracebackType
 
+    import httpx
+
 __all__ = ["OpenVikingProvider", "check_call_arguments", "searchable"]
 
 _NO_HITS = SearchResult()
@@ -85,7 +85,9 @@ def check_call_arguments(scope: object, timeout: object, default: float) -> tupl
     return checked, default if seconds is None else seconds
 
 
-def _transport_error(exc: httpx.HTTPError, op: str) -> ProviderUnavailable:
+def _transport_error(exc: Exception, op: str) -> ProviderUnavailable:
+    import httpx  # noqa: PLC0415 - loaded with the client, not with the class
+
     if isinstance(exc, httpx.TimeoutException):
         return ProviderUnavailable(
             f"openviking {op}: no answer in time", reason_code="provider_timeout"
@@ -145,6 +147,10 @@ class OpenVikingProvider:
         transport: httpx.BaseTransport | None = None,
         **unknown: object,
     ) -> None:
+        # httpx is imported here, not with the module: listing the installed providers
+        # (discovery imports every provider module) must not pay ~150 ms for it.
+        import httpx  # noqa: PLC0415
+
         given: dict[str, Any] = dict(unknown)  # an unknown name is refused by build_options
         given |= {
             name: value
@@ -178,6 +184,7 @@ class OpenVikingProvider:
             trust_env=False,  # no proxy from the environment between us and the server
             follow_redirects=False,
         )
+        self._http_error: type[Exception] = httpx.HTTPError
         self._lock = threading.Lock()
         self._closed = False
 
@@ -313,7 +320,7 @@ class OpenVikingProvider:
                 headers=call.headers,
                 timeout=call.timeout,
             )
-        except httpx.HTTPError as exc:
+        except self._http_error as exc:
             raise _transport_error(exc, op) from None
         except RuntimeError:  # the client was closed by another thread meanwhile
             raise ProviderUnavailable("the openviking provider is closed") from None
