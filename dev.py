@@ -145,10 +145,32 @@ def test(py: Path, extra: list[str]) -> int:
 def lint(py: Path, extra: list[str]) -> int:
     del extra
     code = _run(
-        [str(py), "-m", "ruff", "check", "src", "tests", "benchmarks", "examples", "dev.py"]
+        [
+            str(py),
+            "-m",
+            "ruff",
+            "check",
+            "src",
+            "tests",
+            "benchmarks",
+            "examples",
+            "openviking",
+            "dev.py",
+        ]
     )
     code |= _run(
-        [str(py), "-m", "ruff", "format", "--check", "src", "tests", "benchmarks", "examples"]
+        [
+            str(py),
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "src",
+            "tests",
+            "benchmarks",
+            "examples",
+            "openviking",
+        ]
     )
     return code | _run([str(py), "-m", "mypy"])
 
