@@ -27,7 +27,8 @@ from reward_memory_openviking import OpenVikingProvider
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Deselect the real-server tests with -m "not openviking" (never skipped).
     for item in items:
-        if "openviking" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "openviking" in names or "openviking_trusted" in names:
             item.add_marker(pytest.mark.openviking)
 
 
@@ -38,6 +39,14 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def openviking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalOpenViking]:
     """The session's running server (api_key mode; root key in ``root_key``)."""
+    server = _started(tmp_path_factory, "api_key")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _started(tmp_path_factory: pytest.TempPathFactory, auth_mode: str) -> LocalOpenViking:
     binary = server_binary()
     if binary is None:
         pytest.fail(
@@ -45,11 +54,20 @@ def openviking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalOpenVi
             "server into its own venv once) or set REWARD_MEMORY_OPENVIKING_SERVER",
             pytrace=False,
         )
-    server = LocalOpenViking(tmp_path_factory.mktemp("openviking"))
+    server = LocalOpenViking(
+        tmp_path_factory.mktemp(f"openviking-{auth_mode}"), auth_mode=auth_mode
+    )
     try:
         server.start(binary)
     except RuntimeError as exc:
         pytest.fail(str(exc), pytrace=False)
+    return server
+
+
+@pytest.fixture(scope="session")
+def openviking_trusted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalOpenViking]:
+    """A second server in trusted mode (root key + account/user headers), started on demand."""
+    server = _started(tmp_path_factory, "trusted")
     try:
         yield server
     finally:

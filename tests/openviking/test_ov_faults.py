@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import httpx
 import pytest
+from _server import BlackHole, LocalOpenViking, Tenant
+
 from _recall_support import (
     active_record,
     binding,
@@ -19,8 +21,6 @@ from _recall_support import (
     request,
     scope_of,
 )
-from _server import BlackHole, LocalOpenViking, Tenant
-
 from reward_memory.digests import short_digest
 from reward_memory.errors import ProviderUnavailable
 from reward_memory.guarded_recall import recall
