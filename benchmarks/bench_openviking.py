@@ -12,8 +12,10 @@ sides alike, in three phases (waited writes; searches and reads on an idle
 server; durable writes, each pair on an idle server):
 
 * write+readback: ``provider.write`` of a new record then ``provider.read`` of it,
-  beside the raw calls the provider makes for it (``content/read`` -> 404,
-  ``content/write``, ``content/read``), each parsed as JSON; once with ``wait`` (the
+  beside the raw calls made for it (``content/read`` -> 404, ``fs/mkdir`` (the
+  record's claim), ``content/write``,
+  ``content/read`` twice: the provider's look again and the caller's), each parsed
+  as JSON; once with ``wait`` (the
   default: the record is searchable when the write returns; its time is the
   server's 200 ms queue poll, so it has no target) and once durable only
   (``wait_for_index=False`` / ``wait: false``: the overhead target applies);
@@ -187,7 +189,8 @@ def run(server: LocalOpenViking, rounds: int) -> int:
 
     def raw_write(i: int, *, wait: bool = True) -> str:
         uri = raw_layout.uri(raw_layout.ref_hex(f"doc-{i}"))
-        raw_read(uri)  # create-if-absent: the same look first
+        raw_read(uri)  # create-if-absent: the same look first, then the claim
+        raw.post("/api/v1/fs/mkdir", json={"uri": uri.removesuffix("/r.json")}).json()
         raw.post(
             "/api/v1/content/write",
             json={
@@ -198,7 +201,8 @@ def run(server: LocalOpenViking, rounds: int) -> int:
                 "processing_mode": "vectors_only",
             },
         ).json()
-        assert raw_read(uri)["result"] == document(i)
+        assert raw_read(uri)["result"] == document(i)  # the provider's look again
+        assert raw_read(uri)["result"] == document(i)  # the caller's readback
         return uri
 
     def provider_write(i: int, *, via: OpenVikingProvider | None = None) -> str:

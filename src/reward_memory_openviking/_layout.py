@@ -17,11 +17,13 @@ sha256), so the ``-`` separators are unambiguous and two scopes that differ in a
 part never share a directory, however their strings relate (``.../a`` and
 ``.../ab``, ``a_b`` and ``aXb``, upper and lower case).
 
-Each record is ``<records dir>/<32 hex>.json``, the hex being a keyed digest of
-(namespace, scope_ref, peer, key); the ref is ``openviking:<32 hex>``. A ref says
-nothing about where it lives, a ref from another scope names a file that scope
-never wrote, and a search hit counts only when its URI is exactly such a file
-directly in the records directory (nested scopes are dropped client-side).
+Each record is ``<records dir>/<32 hex>/r.json``, the hex being a keyed digest of
+(namespace, scope_ref, peer, key); the ref is ``openviking:<32 hex>``. The record's
+own directory is its *claim*: ``fs/mkdir`` fails on an existing directory, which
+makes create-if-absent atomic on a server whose ``create`` write mode is an
+upsert. A ref says nothing about where it lives, a ref from another scope names a
+file that scope never wrote, and a search hit counts only when its URI is exactly
+such a file of the records directory (nested scopes are dropped client-side).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 REF_PREFIX: Final = "openviking:"
 DEFAULT_ROOT: Final = "viking://resources/reward-memory"
 _REF: Final = re.compile(r"openviking:([0-9a-f]{32})")
-_FILE: Final = re.compile(r"([0-9a-f]{32})\.json")
+_FILE: Final = re.compile(r"([0-9a-f]{32})/r\.json")
 _DOMAIN: Final = b"reward-memory/openviking/ref/v1\n"
 _PLAIN: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -127,8 +129,12 @@ class Layout:
         digest = hashlib.sha256(_DOMAIN + self._material + b"\n" + key.encode("utf-8"))
         return digest.hexdigest()[:32]
 
+    def claim(self, ref_hex: str) -> str:
+        """The record's own directory (created exclusively by the first writer)."""
+        return f"{self.directory}/{ref_hex}"
+
     def uri(self, ref_hex: str) -> str:
-        return f"{self.directory}/{ref_hex}.json"
+        return f"{self.directory}/{ref_hex}/r.json"
 
     def ref_of_uri(self, uri: object) -> str | None:
         """The ref of a record URI directly in this directory; ``None`` for anything else."""

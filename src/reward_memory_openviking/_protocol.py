@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 PROVIDER_ID: Final = "openviking"
 SUMMARY_CHARS: Final = 200
 LIST_PAGE: Final = 1000
+#: How long a writer that finds a key claimed waits for the claimant's content before
+#: taking the claim over (a claimant writes within milliseconds unless it died), and
+#: how often it looks meanwhile.
+CLAIM_GRACE: Final = 2.0
+CLAIM_POLL: Final = 0.05
 _BACKOFF_FIRST: Final = 0.05
 _BACKOFF_MAX: Final = 1.0
 _RETRY_STATUSES: Final = frozenset({429, 502, 503})
@@ -187,6 +192,14 @@ def result_of(reply: Reply, op: str) -> Any:
     return body["result"]
 
 
+def _existing(ref: str, existing: str, content: str) -> WriteResult:
+    return WriteResult(
+        ref=ref,
+        status="unchanged" if existing == content else "conflict",
+        content_sha256=hashlib.sha256(existing.encode("utf-8")).hexdigest(),
+    )
+
+
 def summary_of(content: str) -> str:
     return " ".join(content.split())[:SUMMARY_CHARS]
 
@@ -271,14 +284,25 @@ class Protocol:
         ref_hex = layout.ref_hex(key)
         uri = layout.uri(ref_hex)
         ref = "openviking:" + ref_hex
-        # content/write has no create-if-absent (its "create" is an upsert): look first.
+        # content/write has no create-if-absent (its "create" is an upsert): look first,
+        # then claim the record's directory, which only one writer can create.
         existing = yield from self.read_content(deadline, layout, uri)
-        if existing is not None:
-            return WriteResult(
-                ref=ref,
-                status="unchanged" if existing == content else "conflict",
-                content_sha256=hashlib.sha256(existing.encode("utf-8")).hexdigest(),
+        if existing is None:
+            claim = yield from self.request(
+                deadline,
+                "POST",
+                "/api/v1/fs/mkdir",
+                expect=frozenset({200, 409}),
+                layout=layout,
+                body={"uri": layout.claim(ref_hex)},
             )
+            if claim.status == 409:
+                # Another writer holds the claim: its content is durable within
+                # milliseconds of its write, so wait for that (a claim left by a writer
+                # that died before writing is taken over after CLAIM_GRACE seconds).
+                existing = yield from self._await_content(deadline, layout, uri)
+        if existing is not None:
+            return _existing(ref, existing, content)
         options = self.options
         reply = yield from self.request(
             deadline,
@@ -297,6 +321,16 @@ class Protocol:
         result = result_of(reply, deadline.op)
         if not isinstance(result, dict) or result.get("uri") != uri:
             raise bad_response(deadline.op, "the server stored the record elsewhere")
+        # Look again (a taken-over claim can race with a late writer): whoever's content
+        # is there now decides the status.
+        stored = yield from self.read_content(deadline, layout, uri)
+        if stored is None:
+            raise ProviderUnavailable(
+                "openviking write: the record is gone on readback (deleted meanwhile?)",
+                reason_code="provider_readback_mismatch",
+            )
+        if stored != content:
+            return _existing(ref, stored, content)
         if options.wait_for_index and result.get("vector_status") not in _INDEX_DONE:
             raise ProviderUnavailable(
                 "openviking write: stored, but the search index did not complete",
@@ -307,6 +341,21 @@ class Protocol:
             status="created",
             content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
         )
+
+    def _await_content(
+        self, deadline: Deadline, layout: Layout, uri: str
+    ) -> Generator[Call | Pause, Reply, str | None]:
+        give_up = time.monotonic() + CLAIM_GRACE
+        while True:
+            existing = yield from self.read_content(deadline, layout, uri)
+            if existing is not None or time.monotonic() >= give_up:
+                return existing
+            if deadline.remaining() <= CLAIM_POLL:
+                raise ProviderUnavailable(
+                    "openviking write: another writer holds this key",
+                    reason_code="provider_timeout",
+                )
+            yield Pause(CLAIM_POLL)
 
     def probe(self, deadline: Deadline, result: Any) -> Plan:
         """Ask the server who we are (``/health`` with our credentials), then give ``result``.
@@ -379,8 +428,9 @@ class Protocol:
             "/api/v1/fs",
             expect=frozenset({200, 404}),
             layout=layout,
-            # wait: the vector rows go too, so nothing is findable after the call.
-            params={"uri": layout.uri(ref_hex), "recursive": "false", "wait": "true"},
+            # The record's directory (claim, file, sidecars) at once; wait: the vector
+            # rows go too, so nothing is findable after the call.
+            params={"uri": layout.claim(ref_hex), "recursive": "true", "wait": "true"},
         )
         if reply.status == 404:
             return DeleteResult(ref=ref, deleted=False)
@@ -406,7 +456,12 @@ class Protocol:
                 "/api/v1/fs/ls",
                 expect=frozenset({200, 404}),
                 layout=layout,
-                params={"uri": layout.directory, "node_limit": LIST_PAGE, "offset": offset},
+                params={
+                    "uri": layout.directory,
+                    "recursive": "true",
+                    "node_limit": LIST_PAGE,
+                    "offset": offset,
+                },
             )
             if reply.status == 404:
                 break

@@ -9,7 +9,8 @@ and their failure mapping are in :mod:`._protocol`, shared with the async twin
 ==========  ==================================================================
 write       ``content/read`` (an existing record: ``unchanged`` or ``conflict``,
             nothing written), else ``content/write`` with ``wait`` so a search
-            finds it when the call returns (else ``index_pending``)
+            finds it when the call returns (else ``index_pending``), then
+            ``content/read`` again (another writer's content: ``conflict``)
 read        ``content/read`` (404: not found)
 search      ``search/find`` in the records directory, ``level: 2``; hits outside
             it are dropped client-side
@@ -20,9 +21,10 @@ inventory   ``/ready`` and ``fs/ls`` of the records directory
 Isolation is the server's: an account's ``viking://resources`` is its own, a
 user's ``viking://user/<u>`` is private to that user, and a scope under
 ``/peers/<p>/`` is sent with ``X-OpenViking-Actor-Peer: <p>`` (and must carry
-that exact ``actor_peer_id``). Create-if-absent is "look, then write": two
-writers racing on one new key with different content can both see "absent";
-the core's exact readback after an activation write catches the loser.
+that exact ``actor_peer_id``). Create-if-absent is "look, write, look again"
+(the server's ``create`` mode is an upsert): of two writers racing on one new
+key with different content, the one whose content stays gets ``created``, the
+other ``conflict``.
 """
 
 from __future__ import annotations

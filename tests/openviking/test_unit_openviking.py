@@ -7,7 +7,9 @@ Fault injection only: everything a real server does is tested against one in the
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -48,15 +50,28 @@ def provider(handler: Handler, **options: Any) -> OV:
     )
 
 
-def written(request: httpx.Request) -> httpx.Response:
-    body = json.loads(request.content)
-    return ok({"uri": body["uri"], "vector_status": "complete"})
+class Store:
+    """content/read and content/write over a dict (what the server keeps)."""
+
+    def __init__(self, vector_status: str = "complete") -> None:
+        self.files: dict[str, str] = {}
+        self.vector_status = vector_status
+
+    def read(self, request: httpx.Request) -> httpx.Response:
+        uri = request.url.params["uri"]
+        return ok(self.files[uri]) if uri in self.files else error(404, "NOT_FOUND")
+
+    def write(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        self.files[body["uri"]] = body["content"]
+        return ok({"uri": body["uri"], "vector_status": self.vector_status})
 
 
 class Server:
     """A scripted server: a queue of replies per (method, path), and every request seen."""
 
     def __init__(self, **routes: list[httpx.Response] | Handler) -> None:
+        routes.setdefault("mkdir", [ok({})])  # the record's claim: granted unless scripted
         self.routes = routes
         self.requests: list[httpx.Request] = []
 
@@ -75,6 +90,7 @@ class Server:
 _ROUTE_NAMES = {
     "GET /api/v1/content/read": "read",
     "POST /api/v1/content/write": "write",
+    "POST /api/v1/fs/mkdir": "mkdir",
     "POST /api/v1/search/find": "find",
     "DELETE /api/v1/fs": "delete",
     "GET /api/v1/fs/ls": "ls",
@@ -253,10 +269,11 @@ def test_uri_scopes_and_nested_hits() -> None:
     """A viking:// scope_ref is the corpus scope; hits in a nested directory are not ours."""
     outer = Layout(ProviderScope(namespace="n", scope_ref="viking://resources/p/a"), "x")
     assert outer.directory == "viking://resources/p/a/rm-n"
-    assert outer.ref_of_uri(f"{outer.directory}/{'a' * 32}.json") == f"openviking:{'a' * 32}"
-    assert outer.ref_of_uri(f"{outer.directory}/sub/{'a' * 32}.json") is None
-    assert outer.ref_of_uri(f"{outer.directory}x/{'a' * 32}.json") is None
-    assert outer.ref_of_uri(f"{outer.directory}/{'a' * 32}.md") is None
+    assert outer.ref_of_uri(f"{outer.directory}/{'a' * 32}/r.json") == f"openviking:{'a' * 32}"
+    assert outer.ref_of_uri(f"{outer.directory}/sub/{'a' * 32}/r.json") is None
+    assert outer.ref_of_uri(f"{outer.directory}x/{'a' * 32}/r.json") is None
+    assert outer.ref_of_uri(f"{outer.directory}/{'a' * 32}/.abstract.md") is None
+    assert outer.ref_of_uri(f"{outer.directory}/{'a' * 32}") is None
     assert outer.ref_of_uri(None) is None
 
 
@@ -295,7 +312,8 @@ def test_peer_scope_must_carry_that_peer() -> None:
 
 def test_peer_header_is_sent_for_peer_scopes_only() -> None:
     """Sent as X-OpenViking-Actor-Peer whenever the scope is under /peers/<peer>/."""
-    server = Server(read=[error(404, "NOT_FOUND")], write=written)
+    store = Store()
+    server = Server(read=store.read, write=store.write)
     p = provider(server)
     peer_scope = ProviderScope(
         namespace="n", scope_ref="viking://user/u1/peers/p1/resources/rm", actor_peer_id="p1"
@@ -303,7 +321,7 @@ def test_peer_header_is_sent_for_peer_scopes_only() -> None:
     p.write(scope=peer_scope, key="k1", content="x")
     p.write(scope=SCOPE, key="k1", content="x")
     peers = [r.headers.get("x-openviking-actor-peer") for r in server.requests]
-    assert peers == ["p1", "p1", None, None]
+    assert peers == ["p1"] * 4 + [None] * 4  # read, claim, write, look again
 
 
 # -- the operations' wire protocol --------------------------------------------------------
@@ -320,28 +338,93 @@ def test_write_is_create_if_absent() -> None:
 
 
 def test_write_waits_for_the_index() -> None:
-    server = Server(read=[error(404, "NOT_FOUND")], write=written)
+    store = Store()
+    server = Server(read=store.read, write=store.write)
     p = provider(server)
     assert p.write(scope=SCOPE, key="k1", content="x").status == "created"
-    body = json.loads(server.requests[1].content)
+    assert server.paths() == [
+        "GET /api/v1/content/read",
+        "POST /api/v1/fs/mkdir",
+        "POST /api/v1/content/write",
+        "GET /api/v1/content/read",
+    ]
+    body = json.loads(server.requests[2].content)
     assert body["wait"] is True
     assert body["processing_mode"] == "vectors_only"
     assert body["mode"] == "replace"
     assert body["uri"].startswith("viking://resources/reward-memory/s-main/rm-ns/")
+    assert body["uri"].endswith("/r.json")
+    claim = json.loads(server.requests[1].content)["uri"]
+    assert body["uri"] == claim + "/r.json"
+
+
+def test_a_claimed_key_waits_for_the_claimants_content() -> None:
+    """mkdir is exclusive: the second writer of a new key reads the first one's content."""
+    reads = [error(404, "NOT_FOUND"), error(404, "NOT_FOUND"), ok("theirs")]
+    server = Server(read=reads, mkdir=[error(409, "CONFLICT")])
+    result = provider(server).write(scope=SCOPE, key="k1", content="mine")
+    assert result.status == "conflict"
+    assert "POST /api/v1/content/write" not in server.paths()
+    same = Server(read=[error(404, "NOT_FOUND"), ok("mine")], mkdir=[error(409, "CONFLICT")])
+    assert provider(same).write(scope=SCOPE, key="k1", content="mine").status == "unchanged"
+
+
+def test_an_abandoned_claim_is_taken_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A claim whose writer died before writing does not block the key forever."""
+    from reward_memory_openviking import _protocol
+
+    monkeypatch.setattr(_protocol, "CLAIM_GRACE", 0.2)
+    store = Store()
+    server = Server(read=store.read, write=store.write, mkdir=[error(409, "CONFLICT")])
+    started = time.monotonic()
+    assert provider(server).write(scope=SCOPE, key="k1", content="x").status == "created"
+    assert 0.2 <= time.monotonic() - started < 2.0
+    assert server.paths().count("POST /api/v1/content/write") == 1
+
+
+def test_a_claim_held_past_the_deadline_times_out() -> None:
+    server = Server(read=[error(404, "NOT_FOUND")], mkdir=[error(409, "CONFLICT")])
+    with pytest.raises(ProviderUnavailable) as caught:
+        provider(server).write(scope=SCOPE, key="k1", content="x", timeout=0.3)
+    assert caught.value.reason_code == "provider_timeout"
 
 
 def test_write_reports_index_pending() -> None:
     """Writes the core must find wait for the index, and otherwise say "index pending"."""
 
-    def queued(request: httpx.Request) -> httpx.Response:
-        return ok({"uri": json.loads(request.content)["uri"], "vector_status": "queued"})
-
-    p = provider(Server(read=[error(404, "NOT_FOUND")], write=queued))
+    store = Store(vector_status="queued")
+    p = provider(Server(read=store.read, write=store.write))
     with pytest.raises(ProviderUnavailable) as caught:
         p.write(scope=SCOPE, key="k1", content="x")
     assert caught.value.reason_code == "index_pending"
-    unwaited = provider(Server(read=[error(404, "NOT_FOUND")], write=queued), wait_for_index=False)
+    # The content is durable: a replay says so without pretending about the index.
+    assert p.write(scope=SCOPE, key="k1", content="x").status == "unchanged"
+    other = Store(vector_status="queued")
+    unwaited = provider(Server(read=other.read, write=other.write), wait_for_index=False)
     assert unwaited.write(scope=SCOPE, key="k1", content="x").status == "created"
+
+
+def test_a_racing_writer_gets_a_conflict() -> None:
+    """Of two writers racing on one new key, the one whose content stays is "created"."""
+    winner = "the winner's content"
+    reads = [error(404, "NOT_FOUND"), ok(winner)]
+
+    def write(request: httpx.Request) -> httpx.Response:
+        return ok({"uri": json.loads(request.content)["uri"], "vector_status": "complete"})
+
+    result = provider(Server(read=reads, write=write)).write(scope=SCOPE, key="k1", content="mine")
+    assert result.status == "conflict"
+    assert result.content_sha256 == hashlib.sha256(winner.encode()).hexdigest()
+
+
+def test_a_record_gone_on_readback_is_not_created() -> None:
+    def write(request: httpx.Request) -> httpx.Response:
+        return ok({"uri": json.loads(request.content)["uri"], "vector_status": "complete"})
+
+    server = Server(read=[error(404, "NOT_FOUND")], write=write)
+    with pytest.raises(ProviderUnavailable) as caught:
+        provider(server).write(scope=SCOPE, key="k1", content="x")
+    assert caught.value.reason_code == "provider_readback_mismatch"
 
 
 def test_write_stored_elsewhere_is_a_bad_response() -> None:
@@ -534,8 +617,10 @@ def test_async_twin_speaks_the_same_protocol() -> None:
             body = json.loads(request.content)
             store[body["uri"]] = body["content"]
             return ok({"uri": body["uri"], "vector_status": "complete"})
+        if request.url.path == "/api/v1/fs/mkdir":
+            return ok({})
         if request.url.path == "/api/v1/fs":
-            removed = store.pop(request.url.params["uri"], None)
+            removed = store.pop(request.url.params["uri"] + "/r.json", None)
             return ok({"estimated_deleted_count": int(removed is not None)})
         if request.url.path == "/api/v1/search/find":
             return ok(
