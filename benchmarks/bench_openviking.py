@@ -9,7 +9,7 @@ It starts a local OpenViking 0.5.2 (``tests/openviking/_server.py``: the embeddi
 stub, a generated config, a fresh account), then measures, interleaved pair by
 pair (who goes first alternates) so that server and machine noise fall on both
 sides alike, in three phases (waited writes; searches and reads on an idle
-server; durable writes, each pair on an idle server):
+server; durable writes, each call on an idle server):
 
 * write+readback: ``provider.write`` of a new record then ``provider.read`` of it,
   beside the raw calls made for it (``content/read`` -> 404, ``fs/mkdir`` (the
@@ -238,13 +238,22 @@ def run(server: LocalOpenViking, rounds: int) -> int:
         raw_search(WORDS[i])
         ports_raw |= client_ports(server.port) - ports_provider - baseline
 
-    def pair(p_key: str, r_key: str, p_call: Callable[[], Any], r_call: Callable[[], Any]) -> None:
-        # Alternate who goes first, so that lingering server work falls on both alike.
+    def pair(
+        p_key: str,
+        r_key: str,
+        p_call: Callable[[], Any],
+        r_call: Callable[[], Any],
+        between: Callable[[], Any] | None = None,
+    ) -> None:
+        # Alternate who goes first, so that lingering server work falls on both alike;
+        # ``between`` (untimed) runs before each call.
         first, second = ((p_key, p_call), (r_key, r_call))
         if len(samples[p_key]) % 2:
             first, second = second, first
-        samples[first[0]].append(timed(first[1]))
-        samples[second[0]].append(timed(second[1]))
+        for key, call in (first, second):
+            if between is not None:
+                between()
+            samples[key].append(timed(call))
 
     # Phase 1: waited writes (each leaves directory work behind on the server).
     for i in range(3, 3 + rounds):
@@ -272,16 +281,20 @@ def run(server: LocalOpenViking, rounds: int) -> int:
             lambda r=ref: provider.read(scope=scope, ref=r),
             lambda u=uri: raw_read(u),
         )
-    # Durable-only writes queue indexing work that would land on the waited writes:
-    # they get a phase of their own, each pair starting on an idle server.
-    for i in range(rounds):
+
+    # Durable-only writes queue indexing work that would land on the waited writes and
+    # on each other: a phase of their own, each call starting on an idle server.
+    def idle() -> None:
+        raw.post("/api/v1/system/wait", json={}, timeout=60.0)
+
+    for i in range(max(10, rounds // 2)):
         pair(
             "pd",
             "rd",
             lambda i=i: provider_write(10_000 + i, via=durable),
             lambda i=i: raw_write(10_000 + i, wait=False),
+            between=idle,
         )
-        raw.post("/api/v1/system/wait", json={}, timeout=30.0)  # untimed: start idle
     assert layout.directory != raw_layout.directory
     total_ports = client_ports(server.port)
     client_side = replayed_overheads(raw, raw_scope, uris[0], raw_search(WORDS[0]))
