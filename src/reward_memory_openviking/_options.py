@@ -49,6 +49,7 @@ OPTION_NAMES: Final = (
     "account",
     "user",
     "root",
+    "actor_peer",
     "timeout",
     "retries",
     "wait_for_index",
@@ -82,6 +83,7 @@ class Options:
     account: str | None
     user: str | None
     root: str
+    actor_peer: str | None
     timeout: float
     retries: int
     wait_for_index: bool
@@ -133,6 +135,11 @@ def build_options(given: dict[str, Any], environ: dict[str, str] | None = None) 
         root = check_resources_uri(root, "root")
     except RecordValidationError as exc:
         raise _bad("root", exc.message) from None
+    actor_peer = given.get("actor_peer")
+    if actor_peer is not None and (
+        not isinstance(actor_peer, str) or not _IDENTIFIER.fullmatch(actor_peer)
+    ):
+        raise _bad("actor_peer", "must be an OpenViking identifier ([A-Za-z0-9_.@-], 1-255)")
     return Options(
         base_url=base_url,
         api_key=api_key,
@@ -140,6 +147,7 @@ def build_options(given: dict[str, Any], environ: dict[str, str] | None = None) 
         account=account,
         user=user,
         root=root,
+        actor_peer=actor_peer,
         timeout=_seconds(given.get("timeout", DEFAULT_TIMEOUT), "timeout"),
         retries=_retries(given.get("retries", DEFAULT_RETRIES)),
         wait_for_index=_flag(given.get("wait_for_index", True), "wait_for_index"),

@@ -28,7 +28,7 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Final
 
-from reward_memory.errors import ProviderUnavailable
+from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import (
     DeleteResult,
     Inventory,
@@ -218,6 +218,18 @@ class Protocol:
         layout = self._layouts.get(scope)
         if layout is None:
             layout = Layout(scope, self.options.root)
+            acting = self.options.actor_peer
+            if acting is not None and (
+                (scope.actor_peer_id is not None and scope.actor_peer_id != acting)
+                or (layout.peer_header is not None and layout.peer_header != acting)
+            ):
+                # A provider configured for one peer never acts for another.
+                raise RecordValidationError(
+                    "this provider acts for one actor peer (option actor_peer); "
+                    "the scope names another",
+                    path="$.scope.actor_peer_id",
+                    code="peer_mismatch",
+                )
             if len(self._layouts) >= 1024:
                 self._layouts.clear()
             self._layouts[scope] = layout

@@ -8,23 +8,25 @@ and their failure mapping are in :mod:`._protocol`, shared with the async twin
 
 ==========  ==================================================================
 write       ``content/read`` (an existing record: ``unchanged`` or ``conflict``,
-            nothing written), else ``content/write`` with ``wait`` so a search
+            nothing written), ``fs/mkdir`` of the record's own directory (the
+            claim: one writer only), ``content/write`` with ``wait`` so a search
             finds it when the call returns (else ``index_pending``), then
-            ``content/read`` again (another writer's content: ``conflict``)
+            ``content/read`` again
 read        ``content/read`` (404: not found)
 search      ``search/find`` in the records directory, ``level: 2``; hits outside
             it are dropped client-side
-delete      ``DELETE /fs`` with ``wait`` (retrying a ``409`` marked retryable)
+delete      ``DELETE /fs`` of the record's directory with ``wait`` (retrying a
+            ``409`` marked retryable)
 inventory   ``/ready`` and ``fs/ls`` of the records directory
 ==========  ==================================================================
 
 Isolation is the server's: an account's ``viking://resources`` is its own, a
 user's ``viking://user/<u>`` is private to that user, and a scope under
 ``/peers/<p>/`` is sent with ``X-OpenViking-Actor-Peer: <p>`` (and must carry
-that exact ``actor_peer_id``). Create-if-absent is "look, write, look again"
-(the server's ``create`` mode is an upsert): of two writers racing on one new
-key with different content, the one whose content stays gets ``created``, the
-other ``conflict``.
+that exact ``actor_peer_id``). The server's ``create`` write mode is an upsert,
+so create-if-absent is made with the claim: of two writers racing on one new key
+with different content, exactly one gets ``created`` (its content stays), the
+other ``conflict``; a claim whose writer died is taken over after 2 s.
 """
 
 from __future__ import annotations
@@ -112,6 +114,10 @@ class OpenVikingProvider:
         account, user: the identity sent in trusted mode.
         root: where scopes whose ``scope_ref`` is not a ``viking://`` URI live
             (default ``viking://resources/reward-memory``).
+        actor_peer: the one actor peer this provider acts for: a scope naming another
+            peer (its ``actor_peer_id`` or its ``/peers/<peer>/`` segment) is refused
+            (default: none; each scope still carries its own peer, and one under
+            ``/peers/<peer>/`` must carry exactly that one).
         timeout: seconds per call when it passes ``timeout=None`` (default 10).
         retries: retries of a request the server marks retryable (default 3).
         wait_for_index: writes wait until the search index has the record (default
@@ -141,6 +147,7 @@ class OpenVikingProvider:
         account: str | None = None,
         user: str | None = None,
         root: str | None = None,
+        actor_peer: str | None = None,
         timeout: float | None = None,
         retries: int | None = None,
         wait_for_index: bool | None = None,
@@ -164,6 +171,7 @@ class OpenVikingProvider:
                 ("account", account),
                 ("user", user),
                 ("root", root),
+                ("actor_peer", actor_peer),
                 ("timeout", timeout),
                 ("retries", retries),
                 ("wait_for_index", wait_for_index),

@@ -220,6 +220,11 @@ def test_another_peer_can_neither_read_nor_find(
             scope=ProviderScope(namespace="rm-test", scope_ref=home.scope_ref, actor_peer_id="p2"),
             ref=written.ref,
         )
+    # A provider pinned to p1 (option actor_peer) refuses p2's scope outright.
+    pinned = make_provider(fresh_tenant, actor_peer="p1")
+    assert pinned.read(scope=home, ref=written.ref).content == f"peer secret {word}"
+    with pytest.raises(RecordValidationError):
+        pinned.search(scope=away, query=word, limit=10)
     uri = Layout(home, "").uri(parse_ref(written.ref) or "")
     with raw_client(openviking, fresh_tenant, **{"X-OpenViking-Actor-Peer": "p2"}) as client:
         assert client.get("/api/v1/content/read", params={"uri": uri}).status_code == 403

@@ -131,6 +131,8 @@ def test_entry_point_finds_the_provider() -> None:
         ({"account": "a"}, "auth"),  # trusted mode needs the user too
         ({"auth": "api_key", "account": "a", "user": "u"}, "account"),
         ({"api_key_env": "NOT_SET_ANYWHERE_123"}, "api_key_env"),
+        ({"actor_peer": "a/b"}, "actor_peer"),
+        ({"actor_peer": ""}, "actor_peer"),
     ],
 )
 def test_bad_options_name_the_option(options: dict[str, Any], named: str) -> None:
@@ -308,6 +310,27 @@ def test_peer_scope_must_carry_that_peer() -> None:
     plain = Layout(ProviderScope(namespace="n", scope_ref="main", actor_peer_id="p1"), "r")
     assert plain.peer_header is None
     assert plain.directory.endswith("-p1")
+
+
+def test_a_provider_for_one_peer_never_acts_for_another() -> None:
+    """Option actor_peer: a scope naming another peer is refused before any request."""
+    store = Store()
+    server = Server(read=store.read, write=store.write)
+    p = provider(server, actor_peer="p1")
+    uri = "viking://user/u1/peers/{}/resources/rm"
+    refused = [
+        ProviderScope(namespace="n", scope_ref=uri.format("p2"), actor_peer_id="p2"),
+        ProviderScope(namespace="n", scope_ref="main", actor_peer_id="p2"),
+    ]
+    for scope in refused:
+        with pytest.raises(RecordValidationError) as caught:
+            p.write(scope=scope, key="k1", content="x")
+        assert caught.value.path == "$.scope.actor_peer_id"
+    assert server.requests == []
+    mine = ProviderScope(namespace="n", scope_ref=uri.format("p1"), actor_peer_id="p1")
+    assert p.write(scope=mine, key="k1", content="x").status == "created"
+    assert p.write(scope=SCOPE, key="k1", content="shared").status == "created"
+    assert OV.from_url("openviking://h:1?auth=dev&actor_peer=p1").options.actor_peer == "p1"
 
 
 def test_peer_header_is_sent_for_peer_scopes_only() -> None:
