@@ -40,6 +40,10 @@ DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_RETRIES: Final = 3
 MAX_TIMEOUT: Final = 3600.0
 MAX_RETRIES: Final = 10
+#: Scores are (cosine + 1) / 2: 0.5 is a text no more related than chance. No hit is
+#: dropped by default: a long record that mentions the query once scores barely above
+#: 0.5 and must still be found (the core reads every hit back and guards it anyway).
+DEFAULT_SCORE_THRESHOLD: Final = 0.0
 
 OPTION_NAMES: Final = (
     "base_url",
@@ -88,7 +92,7 @@ class Options:
     retries: int
     wait_for_index: bool
     processing_mode: ProcessingMode
-    score_threshold: float | None
+    score_threshold: float
 
     def headers(self) -> dict[str, str]:
         """The authentication headers every request carries."""
@@ -152,7 +156,7 @@ def build_options(given: dict[str, Any], environ: dict[str, str] | None = None) 
         retries=_retries(given.get("retries", DEFAULT_RETRIES)),
         wait_for_index=_flag(given.get("wait_for_index", True), "wait_for_index"),
         processing_mode=_processing(given.get("processing_mode", "vectors_only")),
-        score_threshold=_threshold(given.get("score_threshold")),
+        score_threshold=_threshold(given.get("score_threshold", DEFAULT_SCORE_THRESHOLD)),
     )
 
 
@@ -219,9 +223,7 @@ def _processing(value: object) -> ProcessingMode:
     raise _bad("processing_mode", "must be 'vectors_only' or 'semantic_and_vectors'")
 
 
-def _threshold(value: object) -> float | None:
-    if value is None:
-        return None
+def _threshold(value: object) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)

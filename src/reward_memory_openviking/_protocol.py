@@ -393,8 +393,6 @@ class Protocol:
             "level": 2,
             "read_content": True,
         }
-        if self.options.score_threshold is not None:
-            body["score_threshold"] = self.options.score_threshold
         reply = yield from self.request(
             deadline,
             "POST",
@@ -408,6 +406,7 @@ class Protocol:
         result = result_of(reply, deadline.op)
         if not isinstance(result, dict):
             raise bad_response(deadline.op, "result is not an object")
+        threshold = self.options.score_threshold
         scored: list[tuple[float, str, str]] = []
         seen: set[str] = set()
         for group in ("resources", "memories", "skills"):
@@ -423,6 +422,9 @@ class Protocol:
                 score = item.get("score")
                 if isinstance(score, bool) or not isinstance(score, int | float):
                     score = 0.0
+                if score < threshold:
+                    continue  # no more related than chance (applied here, not in the
+                    # server's hierarchical retrieval, which would prune directories)
                 text = item.get("content")
                 seen.add(ref)
                 scored.append((float(score), ref, text if isinstance(text, str) else ""))

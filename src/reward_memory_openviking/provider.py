@@ -123,8 +123,8 @@ class OpenVikingProvider:
         wait_for_index: writes wait until the search index has the record (default
             true; false returns once the content is durable).
         processing_mode: ``"vectors_only"`` (default) or ``"semantic_and_vectors"``.
-        score_threshold: hits scoring below this (0..1; 0.5 is "unrelated") are
-            left out by the server (default: none).
+        score_threshold: hits scoring below this are dropped (scores are
+            ``(cosine + 1) / 2``, so 0.5 is "unrelated"; default 0: none dropped).
         transport: an :class:`httpx.BaseTransport` (tests inject faults with one).
 
     Raises:
