@@ -40,10 +40,11 @@ DEFAULT_TIMEOUT: Final = 10.0
 DEFAULT_RETRIES: Final = 3
 MAX_TIMEOUT: Final = 3600.0
 MAX_RETRIES: Final = 10
-#: Scores are (cosine + 1) / 2: 0.5 is a text no more related than chance. No hit is
-#: dropped by default: a long record that mentions the query once scores barely above
-#: 0.5 and must still be found (the core reads every hit back and guards it anyway).
-DEFAULT_SCORE_THRESHOLD: Final = 0.0
+#: Scores are (cosine + 1) / 2: 0.5 is a text no more related than chance. Hits below
+#: this are dropped, so a query that shares nothing with a record does not "find" it
+#: (an embedding search ranks every record for any query). OpenViking's own guidance
+#: puts a useful threshold at 0.55-0.65; lower it for a weak embedding model.
+DEFAULT_SCORE_THRESHOLD: Final = 0.55
 
 OPTION_NAMES: Final = (
     "base_url",

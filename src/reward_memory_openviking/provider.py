@@ -124,7 +124,7 @@ class OpenVikingProvider:
             true; false returns once the content is durable).
         processing_mode: ``"vectors_only"`` (default) or ``"semantic_and_vectors"``.
         score_threshold: hits scoring below this are dropped (scores are
-            ``(cosine + 1) / 2``, so 0.5 is "unrelated"; default 0: none dropped).
+            ``(cosine + 1) / 2``, so 0.5 is "unrelated"; default 0.55; 0 keeps all).
         transport: an :class:`httpx.BaseTransport` (tests inject faults with one).
 
     Raises:

@@ -1,11 +1,14 @@
 """A deterministic OpenAI-compatible embedding endpoint for the OpenViking test server.
 
 ``python embed_stub.py DIM`` binds 127.0.0.1 on a free port, prints the port on
-one line, and serves ``POST /v1/embeddings`` until it is terminated. A vector is
-signed feature hashing of the text's lower-cased words (weight 2) and their
-character trigrams (weight 0.5), L2-normalised: the same text always gives the
-same vector, and texts that share words score high. Text without any word
-(``%``, ``*``) gets one fixed vector. No network, no model, stdlib only.
+one line, and serves ``POST /v1/embeddings`` until it is terminated. A vector is signed
+feature hashing of the *set* of the text's lower-cased words (weight 2) and their
+character trigrams (weight 0.5), L2-normalised, in DIM dimensions (default 4096,
+so that unrelated texts rarely collide and score about 0.5). A set, not counts:
+a long text that mentions a word once still matches it, as an embedding model
+would. The same text always gives the same vector; texts that share words score
+high. Text without any word (``%``, ``*``) gets one fixed vector. No network, no
+model, stdlib only.
 """
 
 from __future__ import annotations
@@ -24,16 +27,15 @@ WORDS = re.compile(r"\w+")
 
 def vector(text: str, dim: int) -> list[float]:
     values = [0.0] * dim
-
-    def add(feature: str, weight: float) -> None:
-        digest = int.from_bytes(hashlib.sha256(feature.encode("utf-8")).digest()[:8], "little")
-        values[digest % dim] += weight if digest >> 63 else -weight
-
-    for word in WORDS.findall(text.lower()):
-        add("w\0" + word, 2.0)
+    features: dict[str, float] = {}
+    for word in set(WORDS.findall(text.lower())):
+        features["w\0" + word] = 2.0
         padded = f"^{word}$"
         for start in range(len(padded) - 2):
-            add("t\0" + padded[start : start + 3], 0.5)
+            features["t\0" + padded[start : start + 3]] = 0.5
+    for feature, weight in features.items():
+        digest = int.from_bytes(hashlib.sha256(feature.encode("utf-8")).digest()[:8], "little")
+        values[digest % dim] += weight if digest >> 63 else -weight
     norm = math.sqrt(sum(v * v for v in values))
     if norm == 0:
         values[dim - 1] = 1.0
@@ -42,7 +44,7 @@ def vector(text: str, dim: int) -> list[float]:
 
 
 class Handler(BaseHTTPRequestHandler):
-    dim = 256
+    dim = 4096
 
     def log_message(self, format: str, *args: object) -> None:
         return
@@ -97,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main() -> None:
-    Handler.dim = int(sys.argv[1]) if len(sys.argv) > 1 else 256
+    Handler.dim = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     print(server.server_address[1], flush=True)
     server.serve_forever()
