@@ -526,7 +526,9 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-_COMPILERS: dict[int, _Compiler] = {}
+# Keyed by identity, and the entry holds the documents: an id can be reused once its
+# object is gone, and a compiler must never serve another document set.
+_COMPILERS: dict[int, tuple[Mapping[str, Mapping[str, Any]], _Compiler]] = {}
 _LOCK: Final = threading.Lock()  # compiling mutates the shared compiler
 
 
@@ -539,9 +541,10 @@ def compile_node(
     are compiled once for every schema that refers to them.
     """
     with _LOCK:
-        compiler = _COMPILERS.get(id(documents))
-        if compiler is None:
-            compiler = _COMPILERS[id(documents)] = _Compiler(documents)
+        entry = _COMPILERS.get(id(documents))
+        if entry is None or entry[0] is not documents:
+            entry = _COMPILERS[id(documents)] = (documents, _Compiler(documents))
+        compiler = entry[1]
         try:
             name, typed = compiler.ref(f"#{pointer}", document["$id"])
         except Unsupported:
