@@ -556,6 +556,26 @@ class InMemoryProvider:
             space.add(_Document(ref=ref, key=key, content=content, sequence=self._sequence))
         return WriteResult(ref=ref, status="created", content_sha256=digest)
 
+    def read_key(
+        self, *, scope: ProviderScope, key: str, timeout: float | None = None
+    ) -> ReadResult:
+        """What ``read`` gives for the ref a write of ``key`` answers with (optional capability).
+
+        Logged as a ``read``; the fault switches apply as to ``read``.
+        """
+        self._log_entries.append(("read", scope, key))
+        scope = check_scope(scope)
+        key = check_token_memo(key, "$.key")
+        faults = self._enter(timeout)
+        ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
+        space = self._space(scope)
+        document = None if space is None else space.documents.get(ref)
+        if document is None:
+            return ReadResult(ref=ref, found=False)
+        if faults.corrupt_readback:
+            return ReadResult(ref=ref, found=True, content=_corrupt(document.content))
+        return document.readback
+
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
         """Return exactly what was written under ``ref`` in ``scope``, or not found."""
         self._log_entries.append(("read", scope, ref))
