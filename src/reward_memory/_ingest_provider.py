@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from reward_memory._operator_provider import closed_key, locate
 from reward_memory.grammars import normalize_timestamp
 from reward_memory.records import _memo as m
 from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite
@@ -247,8 +248,6 @@ def _closed_by_operator(
     runs: a revocation record, a tombstone or a retired copy closes it too.
     Raises when the provider fails (the caller fails open).
     """
-    from reward_memory._operator_provider import closed_key, locate  # noqa: PLC0415
-
     read_key = getattr(provider, "read_key", None)
     if read_key is not None:
         # Anything under the marker's key closes the record: a marker that does not
