@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import Provider, ProviderScope
 from reward_memory.testing import Faults, InMemoryProvider, ProviderCall
+from reward_memory.testing import memory as _memory
 
 pytest_plugins = ["reward_memory.testing.pytest_plugin"]
 
@@ -395,3 +399,18 @@ def test_a_delete_leaves_nothing_of_the_document_behind(provider: InMemoryProvid
     space = provider._spaces[SCOPE]
     assert canary not in space.postings  # the inverted index forgot its terms
     assert all(canary not in document.content for document in space.by_sequence.values())
+
+
+# -- the index terms: the fast ASCII path finds exactly the regex's words -------------------
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_ascii_terms_are_the_regex_words(text: str) -> None:
+    """The search must stay honest: the ASCII shortcut indexes the very words
+    ``\\w+`` finds on the case-folded text."""
+    assert _memory._terms(text) == frozenset(re.findall(r"\w+", text.casefold()))
+
+
+@given(st.text())
+def test_any_text_terms_are_the_regex_words(text: str) -> None:
+    assert _memory._terms(text) == frozenset(re.findall(r"\w+", text.casefold()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from reward_memory._operator_provider import closed_key, locate
 from reward_memory.grammars import normalize_timestamp
 from reward_memory.records import _memo as m
 from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from reward_memory._recall.readback import Parsed
-    from reward_memory.providers.spi import Provider
+    from reward_memory.providers.spi import Provider, ProviderScope
     from reward_memory.records.corpus import CorpusDeclaration
     from reward_memory.records.recall import RecallPacket
     from reward_memory.records.standing_policy import StandingPolicy
@@ -110,11 +111,31 @@ def execute_steps(
     expected = mine.content_digest
     failed = IngestWrite(status="failed", write_count=0)
 
+    # An operator control closed this record (retire, revoke, purge): a replay of
+    # its event, under any standing policy, must not write it back.
+    try:
+        closed, calls = _closed_by_operator(provider, scope, record.record_ref, timeout)
+    except Exception:  # noqa: BLE001 - fail open
+        # The marker read is the write step's precondition (write unless closed).
+        return base.done(
+            "provider_unavailable", ("provider_write_failed",), write=failed, provider_call_count=1
+        )
+    if closed:
+        return base.done(
+            "conflict",
+            ("record_closed_by_operator",),
+            provider_call_count=calls,
+        )
+
+    calls += 1
     try:
         written = provider.write(scope=scope, key=key, content=content, timeout=timeout)
     except Exception:  # noqa: BLE001 - fail open: the caller's work goes on
         return base.done(
-            "provider_unavailable", ("provider_write_failed",), write=failed, provider_call_count=1
+            "provider_unavailable",
+            ("provider_write_failed",),
+            write=failed,
+            provider_call_count=calls,
         )
     try:
         ref, status = _write_outcome(written)
@@ -135,7 +156,7 @@ def execute_steps(
             "provider_unavailable",
             ("provider_answer_malformed",),
             write=failed,
-            provider_call_count=1,
+            provider_call_count=calls,
         )
     created = status == "created"
     write = IngestWrite(status=status, write_count=1 if created else 0)
@@ -145,14 +166,19 @@ def execute_steps(
         provider_ref=provider_ref(binding.provider_id, binding.namespace, ref),
     )
     if status == "conflict":
-        return base.done("conflict", ("provider_target_content_conflict",), provider_call_count=1)
+        return base.done(
+            "conflict", ("provider_target_content_conflict",), provider_call_count=calls
+        )
     base.fields["deduplicated"] = status == "unchanged"
 
+    calls += 1
     try:
         read = provider.read(scope=scope, ref=ref, timeout=timeout)
         found, read_ref, read_content = read.found, read.ref, read.content
     except Exception:  # noqa: BLE001
-        return base.done("provider_unavailable", ("provider_read_failed",), provider_call_count=2)
+        return base.done(
+            "provider_unavailable", ("provider_read_failed",), provider_call_count=calls
+        )
     exact = found is True and read_ref == ref and type(read_content) is str
     if exact and read_content != content:
         # Not the bytes written (a provider may re-serialise): the same canonical
@@ -165,11 +191,12 @@ def execute_steps(
         )
     if not exact:
         return base.done(
-            "readback_unverified", ("exact_provider_readback_unverified",), provider_call_count=2
+            "readback_unverified",
+            ("exact_provider_readback_unverified",),
+            provider_call_count=calls,
         )
 
     descendant = ref + "/"
-    calls = 2
     # A search index may lag an acknowledged write (SQLite indexes write-behind and
     # does not queue behind another process's writer): search again, briefly,
     # before reporting the index as pending.
@@ -210,6 +237,35 @@ def execute_steps(
     )
 
 
+def _closed_by_operator(
+    provider: Provider, scope: ProviderScope, record_ref: str, timeout: float
+) -> tuple[bool, int]:
+    """Whether an operator control closed ``record_ref``, and the provider calls it took.
+
+    One read of the record's closed marker by its key where the provider can
+    (``read_key``, an optional capability: both built-in providers);
+    elsewhere, through the SPI alone, the locate search an operator control
+    runs: a revocation record, a tombstone or a retired copy closes it too.
+    Raises when the provider fails (the caller fails open).
+    """
+    read_key = getattr(provider, "read_key", None)
+    if read_key is not None:
+        # Anything under the marker's key closes the record: a marker that does not
+        # read back as written (a corrupting provider) must not reopen it.
+        return read_key(scope=scope, key=closed_key(record_ref), timeout=timeout).found is True, 1
+    located, calls = locate(
+        provider, scope, record_ref=record_ref, candidate_ref=None, timeout=timeout
+    )
+    return any(item.kind != "record" or _retired(item.content) for item in located), calls
+
+
+def _retired(content: str) -> bool:
+    from reward_memory._recall.readback import parse  # noqa: PLC0415
+
+    parsed = parse(content)
+    return parsed is not None and getattr(parsed.record, "lifecycle_state", None) == "retired"
+
+
 def _write_outcome(written: Any) -> tuple[Any, Any]:
     return written.ref, written.status
 
@@ -228,15 +284,12 @@ def _verification_recall(
     from reward_memory.guarded_recall import build_recall_request  # noqa: PLC0415
 
     scope = record.scope
-    # The bare digests of the candidate and of this activation: exact, inside the
-    # scope, and cheap (each names one or a few documents). The activation digest
-    # ranks this very activation first when a revised policy has stored the same
-    # memory under a second target (recall shows each memory once). Differs from
-    # the original, whose query was "<candidate_ref> <content_summary>".
-    query = (
-        f"{record.candidate_ref.removeprefix(_CANDIDATE_PREFIX)} "
-        f"{record.activation_ref.removeprefix('activation:')}"
-    )
+    # The bare digest of this activation: exact, inside the scope, and cheap (it
+    # names this very activation -- not another target a revised policy stored the
+    # same memory under -- and one term is one index lookup). The item must still
+    # carry the candidate ref and the content digest. Differs from the original,
+    # whose query was "<candidate_ref> <content_summary>".
+    query = record.activation_ref.removeprefix("activation:")
     request = RecallRequest(
         mode="function_boundary",
         surface_id=scope.surface_ids[0],

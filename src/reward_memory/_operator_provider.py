@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from reward_memory.digests import canonical_json
+from reward_memory.digests import canonical_json, short_digest
 from reward_memory.providers.spi import MAX_SEARCH_LIMIT
 from reward_memory.records._plain import to_plain
 
@@ -24,7 +24,19 @@ if TYPE_CHECKING:
     from reward_memory.records.operator import PurgeTombstone, RevocationRecord
     from reward_memory.records.recall import ProviderBinding
 
-__all__ = ["LocateFailed", "Located", "Outcome", "execute_control", "locate", "locate_query"]
+__all__ = [
+    "CLOSED_SCHEMA",
+    "LocateFailed",
+    "Located",
+    "Outcome",
+    "closed_content",
+    "closed_key",
+    "execute_control",
+    "locate",
+    "locate_query",
+]
+
+CLOSED_SCHEMA: Final = "reward_memory_record_closed_v0"
 
 _CONTROL_KINDS: Final = {
     "reward_memory_revocation_record_v0": "revoked",
@@ -76,6 +88,26 @@ def locate_query(record_ref: str, candidate_ref: str | None) -> str:
     if candidate_ref is None:
         return record_hex
     return f"{candidate_ref.removeprefix('candidate:')} {record_hex}"
+
+
+def closed_key(record_ref: str) -> str:
+    """The provider key of a record's *closed* marker (one per record, whatever the control).
+
+    Every retire, revoke and purge writes it before it deletes anything; ingest
+    reads it before it writes, so a replay of the event -- under any standing
+    policy -- never brings the record back.
+    """
+    return f"reward-memory-closed-{record_ref.removeprefix('record:')}.json"
+
+
+def closed_content(record_ref: str) -> str:
+    """The marker's content: the same for every control of the record (a retry is
+    ``unchanged``), content-free, and holding no digest a locate or recall search
+    looks for (only a short digest *of* the record ref)."""
+    return (
+        f'{{"closed_record_digest":"{short_digest(record_ref)}",'
+        f'"schema_version":"{CLOSED_SCHEMA}"}}'
+    )
 
 
 def _classify(content: str, record_ref: str) -> tuple[str, bool] | None:
@@ -169,8 +201,8 @@ def execute_control(
     binding: ProviderBinding,
     slot_key: str | None = None,
 ) -> Outcome:
-    """Locate, write the control record, delete the record's documents, close the
-    ingest slot (``slot_key``, when known), read everything back."""
+    """Locate, write the control record and the closed marker, delete the record's
+    documents, close the ingest slot (``slot_key``, when known), read everything back."""
     scope = binding.provider_scope
     timeout = float(binding.timeout_seconds)
     content = _content(written)
@@ -225,6 +257,16 @@ def execute_control(
                 calls=calls,
             )
         content = held
+
+    # 1b. Close the record for ingest (the marker a replay of its event reads first).
+    calls += 1
+    marker = closed_content(record.record_ref)
+    closed_ref, closed_created, failure = _write_marker(
+        provider, scope, record.record_ref, marker, timeout
+    )
+    if closed_ref is None:
+        return Outcome(status="partial", reasons=(failure,), write_performed=created, calls=calls)
+    created = created or closed_created
 
     # 2. Delete every document that is this record (a retired copy this control
     #    wrote -- under its key or in the slot -- stays).
@@ -290,6 +332,8 @@ def execute_control(
             written=written,
             content=content,
             control_ref=control_ref,
+            closed_ref=closed_ref,
+            marker=marker,
             slot_ref=slot_ref,
             targets=tuple(targets),
         ),
@@ -300,6 +344,24 @@ def execute_control(
     )
 
 
+def _write_marker(
+    provider: Provider, scope: ProviderScope, record_ref: str, marker: str, timeout: float
+) -> tuple[str | None, bool, str]:
+    """Write the closed marker: (its ref or None, created, the failure reason)."""
+    try:
+        closing = provider.write(
+            scope=scope, key=closed_key(record_ref), content=marker, timeout=timeout
+        )
+        ref, status = closing.ref, closing.status
+    except Exception:  # noqa: BLE001 - fail open
+        return None, False, "provider_write_failed"
+    if status == "conflict":
+        return None, False, "provider_target_content_conflict"
+    if type(ref) is not str or status not in ("created", "unchanged"):
+        return None, False, "provider_answer_malformed"
+    return ref, status == "created", ""
+
+
 @attrs.frozen(kw_only=True)
 class _Verify:
     action: str
@@ -307,6 +369,8 @@ class _Verify:
     written: Any
     content: str
     control_ref: str
+    closed_ref: str
+    marker: str
     slot_ref: str | None
     targets: tuple[str, ...]
 
@@ -322,6 +386,9 @@ def _verify(
         exact = (
             check.found is True and check.ref == what.control_ref and check.content == what.content
         )
+        calls += 1
+        closed = provider.read(scope=scope, ref=what.closed_ref, timeout=timeout)
+        exact = exact and closed.found is True and closed.content == what.marker
         if what.slot_ref is not None:
             calls += 1
             in_slot = provider.read(scope=scope, ref=what.slot_ref, timeout=timeout)

@@ -22,7 +22,11 @@ Provider writes (retire, revoke, purge under ``execute``) go through the SPI
 only, so they hold on every provider: the control record (the retired record,
 a content-free :class:`~reward_memory.records.operator.RevocationRecord` or
 :class:`~reward_memory.records.operator.PurgeTombstone`) is written in the
-corpus scope under a key derived from ``record_ref``, then every document
+corpus scope under a key derived from ``record_ref``, then the record's
+*closed* marker (:func:`~reward_memory._operator_provider.closed_key`: one key
+per record, whatever the action; ingest reads it before every write, so a
+replay of the event under *any* standing policy is a ``conflict`` with
+``record_closed_by_operator`` and never brings the record back), then every document
 that reads back as this record is deleted (revoke and purge: any state;
 retire: all but the retired copy; purge: its revocation records too, so the
 tombstone is all that is left), then -- when the request names the

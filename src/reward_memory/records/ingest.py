@@ -9,7 +9,9 @@ Every outcome of :func:`reward_memory.ingestion.ingest` is one receipt:
 ``provider_unavailable`` a provider call failed (write, read or the verification recall)
 ``conflict``             ours: the target already holds *other* content -- a retry with
                          another ``observed_at`` (never a duplicate; the original reported
-                         ``provider_unavailable``)
+                         ``provider_unavailable``) -- or an operator control retired,
+                         revoked or purged the record (``record_closed_by_operator``:
+                         nothing is written, the event cannot bring it back)
 ``committed_pending``    written and read back exactly, but search does not find it yet
 ``readback_unverified``  the read-back content is not what was written
 ``activated``            written, read back exactly (ref, candidate ref and canonical
@@ -70,7 +72,7 @@ STATUS_REASON_CODES: Final[dict[str, frozenset[str]]] = {
             "provider_answer_malformed",
         }
     ),
-    "conflict": frozenset({"provider_target_content_conflict"}),
+    "conflict": frozenset({"provider_target_content_conflict", "record_closed_by_operator"}),
     "committed_pending": frozenset({"provider_index_pending"}),
     "readback_unverified": frozenset({"exact_provider_readback_unverified"}),
     "activated": frozenset(),

@@ -35,6 +35,7 @@ This module never imports pytest.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import re
 import threading
@@ -76,6 +77,9 @@ Operation = Literal["write", "read", "search", "delete", "inventory", "close"]
 OPERATIONS: Final = frozenset(get_args(Operation))
 SUMMARY_LENGTH: Final = 160
 _TERMS: Final = re.compile(r"\w+")
+_ASCII_NON_WORD: Final = {
+    code: " " for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")
+}
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
 
@@ -132,7 +136,7 @@ _FEW_POSTINGS: Final = 64
 class _Document:
     """One stored document, with what reads and searches need derived at write time."""
 
-    __slots__ = ("_hits", "content", "key", "readback", "ref", "sequence", "summary", "terms")
+    __slots__ = ("_hits", "content", "key", "readback", "ref", "sequence", "terms")
 
     def __init__(self, *, ref: str, key: str, content: str, sequence: int) -> None:
         self.ref = ref
@@ -140,7 +144,6 @@ class _Document:
         self.content = content
         self.sequence = sequence
         self.terms = _terms(content)
-        self.summary = _summary(content)
         # Results are frozen records: one readback object serves every read.
         self.readback = ReadResult(ref=ref, found=True, content=content)
         self._hits: dict[int, SearchHit] = {}
@@ -150,8 +153,9 @@ class _Document:
         try:
             return self._hits[overlap]
         except KeyError:
+            # The summary only when a search first lists the document (most never are).
             hit = self._hits[overlap] = SearchHit(
-                ref=self.ref, summary=self.summary, score=float(overlap)
+                ref=self.ref, summary=_summary(self.content), score=float(overlap)
             )
             return hit
 
@@ -293,6 +297,11 @@ class _FaultRestorer:
 
 
 def _terms(text: str) -> frozenset[str]:
+    """The ``\\w+`` words of ``text``, case-folded (the index terms)."""
+    if text.isascii():
+        # The same words, about three times faster: on ASCII text ``\w`` is exactly
+        # letters, digits and "_", and casefold is lower.
+        return frozenset(text.lower().translate(_ASCII_NON_WORD).split())
     return frozenset(_TERMS.findall(text.casefold()))
 
 
@@ -536,10 +545,10 @@ class InMemoryProvider:
         self._log_entries.append(("write", scope, key))
         scope = check_scope(scope)
         key = check_token_memo(key, "$.key")
-        check_content(content)
+        data = check_content(content)
         self._enter(timeout)
         ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
-        digest = sha256_hex(content)
+        digest = hashlib.sha256(data).hexdigest()
         with self._lock:
             space = self._spaces.get(scope)
             if space is None:
@@ -555,6 +564,26 @@ class InMemoryProvider:
             self._sequence += 1
             space.add(_Document(ref=ref, key=key, content=content, sequence=self._sequence))
         return WriteResult(ref=ref, status="created", content_sha256=digest)
+
+    def read_key(
+        self, *, scope: ProviderScope, key: str, timeout: float | None = None
+    ) -> ReadResult:
+        """What ``read`` gives for the ref a write of ``key`` answers with (optional capability).
+
+        Logged as a ``read``; the fault switches apply as to ``read``.
+        """
+        self._log_entries.append(("read", scope, key))
+        scope = check_scope(scope)
+        key = check_token_memo(key, "$.key")
+        faults = self._enter(timeout)
+        ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
+        space = self._space(scope)
+        document = None if space is None else space.documents.get(ref)
+        if document is None:
+            return ReadResult(ref=ref, found=False)
+        if faults.corrupt_readback:
+            return ReadResult(ref=ref, found=True, content=_corrupt(document.content))
+        return document.readback
 
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
         """Return exactly what was written under ``ref`` in ``scope``, or not found."""

@@ -246,15 +246,26 @@ class SQLiteProvider(_Store):
             for item, (status, digest) in zip(items, statuses, strict=True)
         )
 
+    def read_key(
+        self, *, scope: ProviderScope, key: str, timeout: float | None = None
+    ) -> ReadResult:
+        """What :meth:`read` gives for the ref a write of ``key`` answers with (one lookup)."""
+        scope = check_scope(scope)
+        skey = _scope_key(scope)
+        digest = _ref_digest(skey, check_token(key, "$.key"))
+        return self._read(skey, REF_PREFIX + digest.hex(), digest, check_timeout(timeout))
+
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
         """The exact content stored under ``ref`` in ``scope``, or ``found=False``."""
         scope = check_scope(scope)
         digest = _parse_ref(ref)
         if digest is None:
             ref = check_token(ref, "$.ref")
-        limit = check_timeout(timeout)
-        skey = _scope_key(scope)
+        return self._read(_scope_key(scope), ref, digest, check_timeout(timeout))
 
+    def _read(
+        self, skey: tuple[str, str, str], ref: str, digest: bytes | None, limit: float | None
+    ) -> ReadResult:
         def op(conn: sqlite3.Connection) -> str | None:
             scope_id = self._scope_id(conn, skey)
             if scope_id is None or digest is None:
