@@ -26,6 +26,13 @@ meaning the provider's own default):
 ``inventory``  Availability, corpus presence, record count, index presence.
 =============  ==============================================================
 
+Optional capabilities (looked up with ``getattr``; the core has an SPI-only way
+without them):
+
+- ``read_key(*, scope, key, timeout=None) -> ReadResult``: the document written
+  under ``key``, without a search. Ingest uses it to see an operator's closed
+  marker before it writes; without it, ingest finds controls by search.
+
 Transport failures and timeouts raise :class:`ProviderUnavailable`; the core
 turns that into fail-open statuses. Bad arguments (an invalid key, a negative
 limit) raise :class:`~reward_memory.errors.RecordValidationError`.
