@@ -28,7 +28,7 @@ from reward_memory.providers.spi import (
     check_limit,
     check_query,
 )
-from reward_memory_openviking._layout import parse_ref
+from reward_memory_openviking._layout import REF_PREFIX, parse_ref
 from reward_memory_openviking._options import Options, build_options, options_from_url
 from reward_memory_openviking._protocol import (
     PROVIDER_ID,
@@ -128,6 +128,17 @@ class AsyncOpenVikingProvider:
             miss = ReadResult(ref=ref, found=False)
             return await self._drive(self._protocol.probe(deadline, miss), deadline)  # type: ignore[no-any-return]
         return await self._drive(self._protocol.read(deadline, layout, ref, ref_hex), deadline)  # type: ignore[no-any-return]
+
+    async def read_key(
+        self, *, scope: ProviderScope, key: str, timeout: float | None = None
+    ) -> ReadResult:
+        scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
+        key = check_token(key, "$.key")
+        layout = self._protocol.layout(scope)
+        ref_hex = layout.ref_hex(key)
+        deadline = Deadline(seconds, "read")
+        plan = self._protocol.read(deadline, layout, REF_PREFIX + ref_hex, ref_hex)
+        return await self._drive(plan, deadline)  # type: ignore[no-any-return]
 
     async def search(
         self, *, scope: ProviderScope, query: str, limit: int, timeout: float | None = None

@@ -51,7 +51,7 @@ from reward_memory.providers.spi import (
     check_scope,
     check_timeout,
 )
-from reward_memory_openviking._layout import parse_ref
+from reward_memory_openviking._layout import REF_PREFIX, parse_ref
 from reward_memory_openviking._options import Options, build_options, options_from_url
 from reward_memory_openviking._protocol import (
     PROVIDER_ID,
@@ -257,6 +257,21 @@ class OpenVikingProvider:
             miss = ReadResult(ref=ref, found=False)
             return self._drive(self._protocol.probe(deadline, miss), deadline)  # type: ignore[no-any-return]
         return self._drive(self._protocol.read(deadline, layout, ref, ref_hex), deadline)  # type: ignore[no-any-return]
+
+    def read_key(
+        self, *, scope: ProviderScope, key: str, timeout: float | None = None
+    ) -> ReadResult:
+        """What ``read`` gives for the ref a write of ``key`` answers with (optional SPI).
+
+        A ref is derived from the scope and the key, so this is one ``content/read``.
+        """
+        scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
+        key = check_token(key, "$.key")
+        layout = self._protocol.layout(scope)
+        ref_hex = layout.ref_hex(key)
+        deadline = Deadline(seconds, "read")
+        plan = self._protocol.read(deadline, layout, REF_PREFIX + ref_hex, ref_hex)
+        return self._drive(plan, deadline)  # type: ignore[no-any-return]
 
     def search(
         self, *, scope: ProviderScope, query: str, limit: int, timeout: float | None = None

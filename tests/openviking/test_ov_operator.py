@@ -133,3 +133,17 @@ def test_the_evaluate_verb_against_the_server(
     assert done.returncode == 0, packet
     assert packet["release_gate"]["status"] == "ready_for_bounded_dogfood"
     assert fresh_tenant.key not in done.stdout
+
+
+def test_a_replay_after_a_revoke_is_refused_on_the_server(
+    fresh_tenant: Tenant, make_provider: MakeProvider
+) -> None:
+    """Ingest never brings back a record an operator closed (it reads the closed marker
+    by key: one ``content/read``, no search)."""
+    provider = make_provider(fresh_tenant)
+    _, record = _stored(provider)
+    assert _control(provider, record, "revoke").status == "completed"
+    again = ingest_soft(provider)
+    assert again.status == "conflict"
+    assert "record_closed_by_operator" in again.reason_codes
+    assert recall_soft(provider).packet.result_count == 0
