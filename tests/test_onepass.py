@@ -253,3 +253,20 @@ def test_load_stored_names_the_field_of_a_tampered_record() -> None:
     with pytest.raises(RecordValidationError) as caught:
         load_stored(json.dumps(data))
     assert (caught.value.path, caught.value.code) == ("$.record_ref", "digest_mismatch")
+
+
+def test_all_safe_remembers_only_safe_strings_and_stays_bounded() -> None:
+    # The verdict memo lets a record read for the first time scan only its new
+    # strings; it must never let an unsafe string through, whatever came before.
+    _onepass._SAFE.clear()
+    benign = ["workspace:main", "project:alpha", "Keep review comments short."]
+    assert all_safe(benign)
+    assert set(benign) <= _onepass._SAFE.keys()
+    unsafe = "password=hunter2hunter2"
+    assert not all_safe([*benign, unsafe])
+    assert not all_safe([*benign, unsafe])  # refused again: it was never remembered
+    assert unsafe not in _onepass._SAFE
+    assert not all_safe([*benign, "ctl\x01"])
+    for index in range(_onepass._SAFE_SIZE + 10):
+        assert all_safe([f"ref:{index}"])
+    assert len(_onepass._SAFE) <= _onepass._SAFE_SIZE

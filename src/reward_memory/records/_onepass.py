@@ -50,20 +50,37 @@ _PATTERNS: Final = {
 _MISSING: Final = object()
 
 
+# Strings already found safe (the verdict is a pure function of the string). The
+# records of one corpus share most of their strings (workspace, project, actor,
+# reviewer, surface, basis), so a record read for the first time scans only its
+# own new strings. Bounded: emptied when full.
+_SAFE: Final[dict[str, None]] = {}
+_SAFE_SIZE: Final = 8192
+
+
 def all_safe(strings: list[str]) -> bool:
     """True when no string holds an unsafe character or anything the secret/path prefilter
     would look at (then each per-field scan would pass too: see ``tests/test_plain.py``)."""
+    known = _SAFE
+    fresh = [value for value in strings if value not in known]
+    if not fresh:
+        return True
     # A newline is allowed in free text and cannot be in an identifier; every
     # anchor of the prefilter treats it as the edge of a string does, so a
     # string the prefilter would stop at still stops it when joined. The full
     # scan does not (a value followed by a newline reads as prose): where the
     # prefilter stops, each string is scanned on its own, as its validator would.
-    joined = "\n".join(strings)
+    joined = "\n".join(fresh)
     if _UNSAFE_CHARACTER.search(joined) is not None:
         return False
-    if _trigger().search(joined) is None:
-        return True
-    return all(_find_shape(value) is None for value in strings)
+    if _trigger().search(joined) is not None and not all(
+        _find_shape(value) is None for value in fresh
+    ):
+        return False
+    if len(known) + len(fresh) > _SAFE_SIZE:
+        known.clear()
+    known.update(dict.fromkeys(fresh))
+    return True
 
 
 def _record_of(field: attrs.Attribute[Any], hint: Any) -> type[Any] | None:
