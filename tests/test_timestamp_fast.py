@@ -40,7 +40,7 @@ def _same(value: str) -> None:
     assert (fast is None) == (full is None), value
     if fast is not None:
         assert fast == full
-        assert fast.utcoffset() == full.utcoffset()  # type: ignore[union-attr]
+        assert fast.utcoffset() == full.utcoffset()
         assert parse_timestamp(value) == full
         assert normalize_timestamp(value) == value
 

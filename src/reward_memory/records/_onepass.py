@@ -114,6 +114,7 @@ class _Source:
             "_norm": _normalized,
             "_new": object.__new__,
             "_missing": _MISSING,
+            "_json_strings": _json_strings,
         }
         self.lines: list[str] = []
 
@@ -302,27 +303,88 @@ def _inline(  # noqa: PLR0917 - private, called from one place
     """Emit ``cls``'s one pass in place (result in ``v``); False: it has none (nothing emitted)."""
     if not _plain_class(cls):
         return False
+    remembered = _string_valued(cls)
+    body = indent + "    " if remembered else indent
     trial = _Source(cls, src.names["_F"])
     trial.names = src.names  # one namespace: names stay unique
-    if not _one_pass(cls, builder_of, trial, plan_of=plan_of, depth=depth, indent=indent):
+    if not _one_pass(cls, builder_of, trial, plan_of=plan_of, depth=depth, indent=body):
         return False
     plan = plan_of(cls)
     names, required = src.name(plan.names), src.name(plan.required)
     me, data, keys = f"self{depth}", f"data{depth}", f"keys{depth}"
+    if remembered:
+        # The block last built at this place, kept as (its data, the record, its
+        # strings): the records of one corpus repeat most blocks (scope, authority,
+        # confidence, expiry, ...) value for value. A hit needs the same JSON
+        # (``_json_strings``: only str, null and lists of str, so ``==`` is exact)
+        # and still hands its strings to the scan; a miss builds and replaces it.
+        cell = src.name([(None, None, ())])  # no dict equals None
+        src.add(
+            f"{indent}last{depth} = {cell}[0]",
+            f"{indent}if type(v) is _dict and v == last{depth}[0] and _json_strings(v):",
+            f"{indent}    strings.extend(last{depth}[2])",
+            f"{indent}    v = last{depth}[1]",
+            f"{indent}else:",
+            f"{body}first{depth} = len(strings)",
+        )
     src.add(
-        f"{indent}{data} = v",
-        f"{indent}if type({data}) is not _dict:",
-        f"{indent}    raise _F",
-        f"{indent}{keys} = {data}.keys()",
-        f"{indent}if not ({keys} <= {names} and {required} <= {keys}):",
-        f"{indent}    raise _F",
-        f"{indent}{me} = _new({src.name(cls)})",
+        f"{body}{data} = v",
+        f"{body}if type({data}) is not _dict:",
+        f"{body}    raise _F",
+        f"{body}{keys} = {data}.keys()",
+        f"{body}if not ({keys} <= {names} and {required} <= {keys}):",
+        f"{body}    raise _F",
+        f"{body}{me} = _new({src.name(cls)})",
         *trial.lines,
     )
     post = getattr(cls, "__attrs_post_init__", None)
     if post is not None:
-        src.add(f"{indent}{src.name(post)}({me})")
-    src.add(f"{indent}v = {me}")
+        src.add(f"{body}{src.name(post)}({me})")
+    src.add(f"{body}v = {me}")
+    if remembered:
+        src.add(
+            f"{body}{cell}[0] = ("
+            f"{{key: (_list(item) if type(item) is _list else item)"
+            f" for key, item in {data}.items()}}, v, strings[first{depth}:])"
+        )
+    return True
+
+
+# Field kinds whose valid JSON value is a string, null or a list of strings.
+_STRING_KINDS: Final = frozenset(
+    {"token", "surface_id", "corpus_id", "timestamp", "text", "list", "enum", "derived"}
+)
+
+
+def _string_valued(cls: type[Any]) -> bool:
+    """Whether every valid JSON value of every field of ``cls`` is a str, null or list of str."""
+    for field in attrs.fields(cls):
+        recorded = field.metadata.get(KIND)
+        if recorded is None:
+            return False
+        kind, params = recorded[0].removeprefix("optional_"), recorded[1]
+        if kind == "const":
+            if type(params) is not str:
+                return False
+        elif kind == "enum":
+            if not all(type(choice) is str for choice in params):
+                return False
+        elif kind not in _STRING_KINDS:
+            return False
+    return True
+
+
+def _json_strings(data: dict[str, Any]) -> bool:
+    """Whether every value is exactly a str, None or a list of str (no subclass, no number)."""
+    for value in data.values():
+        kind = type(value)
+        if kind is str or value is None:
+            continue
+        if kind is not list:
+            return False
+        for item in value:
+            if type(item) is not str:
+                return False
     return True
 
 

@@ -295,5 +295,12 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
             path="$.schema_version",
             code="schema_version_unsupported",
         )
-    record: ActiveRecord | LegacyActiveRecord = from_plain(cls, data)
+    try:
+        record: ActiveRecord | LegacyActiveRecord = from_plain(cls, data)
+    except RecordValidationError:
+        raise
+    except Exception:  # noqa: BLE001 - a rule that met a value of the wrong shape (null block)
+        raise RecordValidationError(
+            "a stored record field has the wrong shape", code="wrong_type"
+        ) from None
     return record
