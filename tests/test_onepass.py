@@ -347,3 +347,25 @@ def test_load_stored_refuses_a_null_or_odd_block_with_a_typed_error(block: str) 
         data[block] = value
         with pytest.raises(RecordValidationError):
             load_stored(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("block", "key", "number"),
+    [
+        ("privacy", "raw_content_captured", 0),
+        ("privacy", "raw_content_captured", 0.0),
+        ("activation_lineage", "guard_passed", 1),
+        ("activation_lineage", "guard_passed", 1.0),
+    ],
+)
+def test_a_number_equal_to_a_remembered_boolean_is_refused(
+    block: str, key: str, number: object
+) -> None:
+    # 0 == False and 1.0 == True: the remembered block must not answer for them.
+    record = active_record(29)
+    assert from_plain(ActiveRecord, to_plain(record)) == record  # the block is now remembered
+    data = to_plain(record)
+    data[block][key] = number
+    with pytest.raises(RecordValidationError) as caught:
+        from_plain(ActiveRecord, data)
+    assert caught.value.path == f"$.{block}.{key}"

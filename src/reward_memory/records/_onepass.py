@@ -14,7 +14,12 @@ for a record class checks the same rules in one pass over the data instead:
   scans them all at once (:func:`all_safe`: one hygiene search and one
   prefilter search over the joined text);
 - the record is then made without re-running the validators, and its
-  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual.
+  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual;
+- a nested block whose fields hold only strings, booleans, nulls and lists of
+  strings is remembered at its place in the builder (the last one built): the
+  records of one corpus repeat most blocks value for value, so a block whose
+  JSON equals the remembered one (exact JSON types, no subclass, no number) is
+  that record, and only its strings are handed to the scan again.
 
 Anything else -- a field without recorded grammar (or whose validator was
 extended after the helper made it), data that is not already in stored form,
@@ -316,7 +321,7 @@ def _inline(  # noqa: PLR0917 - private, called from one place
         # The block last built at this place, kept as (its data, the record, its
         # strings): the records of one corpus repeat most blocks (scope, authority,
         # confidence, expiry, ...) value for value. A hit needs the same JSON
-        # (``_json_strings``: only str, null and lists of str, so ``==`` is exact)
+        # (``_json_strings``: only str, bool, null and lists of str, so ``==`` is exact)
         # and still hands its strings to the scan; a miss builds and replaces it.
         cell = src.name([(None, None, ())])  # no dict equals None
         src.add(
@@ -350,21 +355,22 @@ def _inline(  # noqa: PLR0917 - private, called from one place
     return True
 
 
-# Field kinds whose valid JSON value is a string, null or a list of strings.
+# Field kinds whose valid JSON value is a string, a boolean, null or a list of strings.
 _STRING_KINDS: Final = frozenset(
-    {"token", "surface_id", "corpus_id", "timestamp", "text", "list", "enum", "derived"}
+    {"token", "surface_id", "corpus_id", "timestamp", "text", "list", "enum", "derived", "bool"}
 )
 
 
 def _string_valued(cls: type[Any]) -> bool:
-    """Whether every valid JSON value of every field of ``cls`` is a str, null or list of str."""
+    """Whether every valid JSON value of every field of ``cls`` is a str, bool, null or a list
+    of str (no number: ``1 == True`` and ``1.0 == 1``, so ``==`` on those is not exact)."""
     for field in attrs.fields(cls):
         recorded = field.metadata.get(KIND)
         if recorded is None:
             return False
         kind, params = recorded[0].removeprefix("optional_"), recorded[1]
         if kind == "const":
-            if type(params) is not str:
+            if type(params) is not str and type(params) is not bool:
                 return False
         elif kind == "enum":
             if not all(type(choice) is str for choice in params):
@@ -375,10 +381,11 @@ def _string_valued(cls: type[Any]) -> bool:
 
 
 def _json_strings(data: dict[str, Any]) -> bool:
-    """Whether every value is exactly a str, None or a list of str (no subclass, no number)."""
+    """Whether every value is exactly a str, bool, None or a list of str (no subclass, no
+    number: the remembered JSON holds none, so an equal value of these types is the same)."""
     for value in data.values():
         kind = type(value)
-        if kind is str or value is None:
+        if kind is str or value is None or kind is bool:
             continue
         if kind is not list:
             return False
