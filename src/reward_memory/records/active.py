@@ -267,7 +267,8 @@ STORED_RECORD_TYPES: Final[dict[str, type[ActiveRecord] | type[LegacyActiveRecor
 }
 
 
-_SCAN: Final = json.JSONDecoder().scan_once  # the C scanner json.loads runs
+# The C scanner json.loads runs (an attribute typeshed does not declare).
+_SCAN: Final[Any] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _JSON_SPACE: Final = " \t\n\r"
 
 
@@ -279,7 +280,7 @@ def decode_stored(content: str | bytes | bytearray) -> Any:
     data, invalid JSON) goes to ``json.loads``, which gives the value or the error.
     """
     try:
-        text = content if type(content) is str else bytes(content).decode("utf-8")
+        text = content if isinstance(content, str) else bytes(content).decode("utf-8")
         if text[:1] == "{":
             value, end = _SCAN(text, 0)
             if end == len(text) or not text[end:].strip(_JSON_SPACE):
