@@ -12,7 +12,8 @@ Each "fresh" row feeds a new input per call, built before the clock starts:
 - ``parse stored record``: one ``reward_memory_active_record_v1`` from provider
   bytes never seen before (unique summary, candidate, activation, review and
   source refs, so no verdict or parse cache can answer), through
-  :func:`reward_memory.records.active.load_stored`;
+  :func:`reward_memory.records.active.load_stored`; ``..., own timestamps``
+  gives every record its own activation and observation time too;
 - ``import reward_memory``: a whole ``python -c "import reward_memory"`` minus a
   bare interpreter (and the whole process beside it), bytecode caches enabled
   as on a user's machine.
@@ -89,10 +90,15 @@ def _proposal_dicts(count: int, seed: int) -> list[tuple[dict[str, Any], dict[st
     return made
 
 
-def _stored(index: int) -> bytes:
+def _stored(index: int, *, unique_times: bool = False) -> bytes:
+    activated, observed = "2026-02-01T00:00:00Z", "2026-01-31T12:00:00Z"
+    if unique_times:  # as a real corpus has them: every record written at its own second
+        day, hour, minute, second = 1 + index % 28, index % 24, index % 60, index // 60 % 60
+        activated = f"2026-02-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}Z"
+        observed = activated.replace("2026-02", "2026-01", 1)
     record = ActiveRecord(
         activation_ref=f"activation:{index:020x}",
-        activated_at="2026-02-01T00:00:00Z",
+        activated_at=activated,
         corpus_id="review_policy",
         candidate_ref=f"candidate:{index:020x}",
         content_summary=f"Reviewer summary {index}: keep review comments short and concrete.",
@@ -102,7 +108,7 @@ def _stored(index: int) -> bytes:
             source_ref=f"review:{index}:comment",
             actor_ref="actor:maintainer",
             actor_role="maintainer",
-            observed_at="2026-01-31T12:00:00Z",
+            observed_at=observed,
         ),
         scope=RecordScope(
             workspace_ref="workspace:main",
@@ -158,6 +164,7 @@ def main() -> int:
         {
             "propose, JSON dicts (warm)": [],
             "review accept (warm)": [],
+            "parse stored record (fresh bytes, own timestamps)": [],
             "parse stored record (warm)": [],
         }
     )
@@ -181,6 +188,10 @@ def main() -> int:
             _per_call_us(lambda _: review(warm_packet, ACCEPT, now=NOW), repeat_n)
         )
         samples["parse stored record (fresh bytes)"].append(_per_call_us(load_stored, blobs))
+        timed = [_stored(seed + index, unique_times=True) for index in range(calls)]
+        samples["parse stored record (fresh bytes, own timestamps)"].append(
+            _per_call_us(load_stored, timed)
+        )
         samples["parse stored record (warm)"].append(
             _per_call_us(lambda _: load_stored(warm_bytes), repeat_n)
         )

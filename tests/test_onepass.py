@@ -253,3 +253,119 @@ def test_load_stored_names_the_field_of_a_tampered_record() -> None:
     with pytest.raises(RecordValidationError) as caught:
         load_stored(json.dumps(data))
     assert (caught.value.path, caught.value.code) == ("$.record_ref", "digest_mismatch")
+
+
+def test_all_safe_remembers_only_safe_strings_and_stays_bounded() -> None:
+    # The verdict memo lets a record read for the first time scan only its new
+    # strings; it must never let an unsafe string through, whatever came before.
+    _onepass._SAFE.clear()
+    benign = ["workspace:main", "project:alpha", "Keep review comments short."]
+    assert all_safe(benign)
+    assert set(benign) <= _onepass._SAFE.keys()
+    unsafe = "password=hunter2hunter2"
+    assert not all_safe([*benign, unsafe])
+    assert not all_safe([*benign, unsafe])  # refused again: it was never remembered
+    assert unsafe not in _onepass._SAFE
+    assert not all_safe([*benign, "ctl\x01"])
+    for index in range(_onepass._SAFE_SIZE + 10):
+        assert all_safe([f"ref:{index}"])
+    assert len(_onepass._SAFE) <= _onepass._SAFE_SIZE
+
+
+class _Str(str):
+    """A str subclass: equal to its text, but not JSON's str (the builder refuses it)."""
+
+    __slots__ = ()
+
+
+class _EqualsAll:
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_a_repeated_block_is_the_block_its_json_gives_and_still_scanned() -> None:
+    # The one-pass builder keeps the block it last built at each place (scope,
+    # authority, expiry, ...): records of one corpus repeat them. A repeat must
+    # give exactly what building would, refuse what building refuses, and keep
+    # every string of the block in the secret/path scan.
+    first = to_plain(active_record(21))
+    assert from_plain(ActiveRecord, copy.deepcopy(first)) == active_record(21)
+    again = to_plain(active_record(22))
+    assert from_plain(ActiveRecord, again) == active_record(22)
+    assert from_plain(ActiveRecord, again).scope == active_record(21).scope
+    # Mutating the caller's data afterwards does not change what is remembered.
+    again["scope"]["surface_ids"].append("zzz.other")
+    assert from_plain(ActiveRecord, to_plain(active_record(23))) == active_record(23)
+    # A block holding a credential is refused every time it is read, not only the first.
+    for _ in range(3):
+        tampered = to_plain(active_record(26))
+        tampered["scope"]["project_ref"] = "password:hunter22"
+        with pytest.raises(RecordValidationError) as caught:
+            from_plain(ActiveRecord, tampered)
+        assert caught.value.path == "$.scope.project_ref"
+    # Values equal to the remembered JSON but not JSON's own types get what the
+    # reference walk gives them, never the remembered block.
+    odd_scopes: list[Any] = [
+        {**first["scope"], "workspace_ref": _Str(first["scope"]["workspace_ref"])},
+        {**first["scope"], "workspace_ref": _EqualsAll()},
+        {**first["scope"], "surface_ids": [_Str(s) for s in first["scope"]["surface_ids"]]},
+    ]
+    for odd in odd_scopes:
+        data = to_plain(active_record(24))
+        data["scope"] = odd
+        built = _built_or_error(lambda: from_plain(ActiveRecord, data))  # noqa: B023 - called here
+        assert built == _built_or_error(
+            lambda: _walk(ActiveRecord, copy.deepcopy(data), "$")  # noqa: B023 - called here
+        )
+
+
+def _built_or_error(build: Any) -> Any:
+    """What building gives: the record with its field types, or the error's path and code."""
+    try:
+        record = build()
+    except RecordValidationError as error:
+        return ("error", error.path, error.code)
+    return ("record", record, type(record.scope.workspace_ref), record.scope.surface_ids)
+
+
+@pytest.mark.parametrize("block", ["expiry", "revocation", "supersession", "scope"])
+def test_an_empty_or_null_block_is_never_a_remembered_one(block: str) -> None:
+    for value in ({}, None, []):  # the two ways give the same record or the same failure
+        data = to_plain(active_record(27))
+        data[block] = value
+        assert _outcome(lambda: from_plain(ActiveRecord, data)) == _outcome(  # noqa: B023
+            lambda: _walk(ActiveRecord, copy.deepcopy(data), "$")  # noqa: B023
+        )
+
+
+@pytest.mark.parametrize("block", ["expiry", "revocation", "supersession", "scope", "source"])
+def test_load_stored_refuses_a_null_or_odd_block_with_a_typed_error(block: str) -> None:
+    for value in (None, [], 1):
+        data = to_plain(active_record(28))
+        data[block] = value
+        with pytest.raises(RecordValidationError):
+            load_stored(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("block", "key", "number"),
+    [
+        ("privacy", "raw_content_captured", 0),
+        ("privacy", "raw_content_captured", 0.0),
+        ("activation_lineage", "guard_passed", 1),
+        ("activation_lineage", "guard_passed", 1.0),
+    ],
+)
+def test_a_number_equal_to_a_remembered_boolean_is_refused(
+    block: str, key: str, number: object
+) -> None:
+    # 0 == False and 1.0 == True: the remembered block must not answer for them.
+    record = active_record(29)
+    assert from_plain(ActiveRecord, to_plain(record)) == record  # the block is now remembered
+    data = to_plain(record)
+    data[block][key] = number
+    with pytest.raises(RecordValidationError) as caught:
+        from_plain(ActiveRecord, data)
+    assert caught.value.path == f"$.{block}.{key}"

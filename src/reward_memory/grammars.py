@@ -92,6 +92,31 @@ def check_digest(value: Any, path: str = "$") -> str:
     return _check(DIGEST, value, path, "a 16-hex or sha256: digest")
 
 
+# The one stored spelling (``format_utc``): seconds, ``Z``, six fraction digits
+# only when non-zero. Checked first: almost every timestamp read is stored.
+_STORED: Final = re.compile(
+    r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.(?![0]{6})[0-9]{6})?Z"
+)
+_UTC_SUFFIX: Final = "+00:00"
+
+
+def _stored_moment(value: str) -> datetime | None:
+    """The instant of a timestamp in its stored spelling; None for any other spelling.
+
+    The cheap path of :func:`parse_timestamp` and :func:`normalize_timestamp`
+    (``tests/test_grammars.py`` holds it to the full grammar): the pattern fixes
+    the layout and the field ranges, ``fromisoformat`` the calendar (no Feb 30,
+    no year 0); a UTC time in years 1-9999 always converts.
+    """
+    if _STORED.fullmatch(value) is None:
+        return None
+    try:
+        return datetime.fromisoformat(value[:-1] + _UTC_SUFFIX)
+    except ValueError:
+        return None
+
+
 def parse_timestamp(value: str, path: str = "$") -> datetime:
     """Parse an ISO-8601 timestamp that carries an offset into an aware datetime.
 
@@ -99,6 +124,15 @@ def parse_timestamp(value: str, path: str = "$") -> datetime:
     on the calendar and be representable in UTC (so ``now=`` comparisons and
     conversions never overflow).
     """
+    if type(value) is str:
+        moment = _stored_moment(value)
+        if moment is not None:
+            return moment
+    return _parse_full(value, path)
+
+
+def _parse_full(value: str, path: str) -> datetime:
+    """:func:`parse_timestamp` by the full grammar (any offset, any precision)."""
     if not isinstance(value, str) or TIMESTAMP.fullmatch(value) is None:
         raise RecordValidationError(
             "must be an ISO-8601 timestamp with a UTC offset", path=path, code="invalid_format"
@@ -129,6 +163,8 @@ def format_utc(moment: datetime) -> str:
 @functools.lru_cache(maxsize=4096)
 def _normalized(value: str) -> str | None:
     # Pure in the value: a good spelling's stored form is computed once.
+    if _stored_moment(value) is not None:
+        return value  # already the stored spelling (the usual case: a stored record)
     try:
         return format_utc(parse_timestamp(value))
     except RecordValidationError:

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from datetime import datetime  # noqa: TC003 - attrs resolves it
 from typing import Any, Final
 
 from reward_memory.grammars import parse_timestamp
 from reward_memory.records._plain import from_plain
-from reward_memory.records.active import ActiveRecord, LegacyActiveRecord, record_ref_of
+from reward_memory.records.active import (
+    ActiveRecord,
+    LegacyActiveRecord,
+    decode_stored,
+    record_ref_of,
+)
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
 from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
 
@@ -219,7 +223,7 @@ def written(record: ActiveRecord, content: str) -> Parsed:
 def parse(content: str) -> Parsed | None:
     """Parse one readback (cached per exact content string); ``None`` when unusable."""
     try:
-        data = json.loads(content)
+        data = decode_stored(content)
         if type(data) is not dict:
             return None
         version = data.get("schema_version")

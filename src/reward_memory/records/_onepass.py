@@ -14,7 +14,12 @@ for a record class checks the same rules in one pass over the data instead:
   scans them all at once (:func:`all_safe`: one hygiene search and one
   prefilter search over the joined text);
 - the record is then made without re-running the validators, and its
-  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual.
+  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual;
+- a nested block whose fields hold only strings, booleans, nulls and lists of
+  strings is remembered at its place in the builder (the last one built): the
+  records of one corpus repeat most blocks value for value, so a block whose
+  JSON equals the remembered one (exact JSON types, no subclass, no number) is
+  that record, and only its strings are handed to the scan again.
 
 Anything else -- a field without recorded grammar (or whose validator was
 extended after the helper made it), data that is not already in stored form,
@@ -50,20 +55,37 @@ _PATTERNS: Final = {
 _MISSING: Final = object()
 
 
+# Strings already found safe (the verdict is a pure function of the string). The
+# records of one corpus share most of their strings (workspace, project, actor,
+# reviewer, surface, basis), so a record read for the first time scans only its
+# own new strings. Bounded: emptied when full.
+_SAFE: Final[dict[str, None]] = {}
+_SAFE_SIZE: Final = 8192
+
+
 def all_safe(strings: list[str]) -> bool:
     """True when no string holds an unsafe character or anything the secret/path prefilter
     would look at (then each per-field scan would pass too: see ``tests/test_plain.py``)."""
+    known = _SAFE
+    fresh = [value for value in strings if value not in known]
+    if not fresh:
+        return True
     # A newline is allowed in free text and cannot be in an identifier; every
     # anchor of the prefilter treats it as the edge of a string does, so a
     # string the prefilter would stop at still stops it when joined. The full
     # scan does not (a value followed by a newline reads as prose): where the
     # prefilter stops, each string is scanned on its own, as its validator would.
-    joined = "\n".join(strings)
+    joined = "\n".join(fresh)
     if _UNSAFE_CHARACTER.search(joined) is not None:
         return False
-    if _trigger().search(joined) is None:
-        return True
-    return all(_find_shape(value) is None for value in strings)
+    if _trigger().search(joined) is not None and not all(
+        _find_shape(value) is None for value in fresh
+    ):
+        return False
+    if len(known) + len(fresh) > _SAFE_SIZE:
+        known.clear()
+    known.update(dict.fromkeys(fresh))
+    return True
 
 
 def _record_of(field: attrs.Attribute[Any], hint: Any) -> type[Any] | None:
@@ -97,6 +119,7 @@ class _Source:
             "_norm": _normalized,
             "_new": object.__new__,
             "_missing": _MISSING,
+            "_json_strings": _json_strings,
         }
         self.lines: list[str] = []
 
@@ -285,27 +308,90 @@ def _inline(  # noqa: PLR0917 - private, called from one place
     """Emit ``cls``'s one pass in place (result in ``v``); False: it has none (nothing emitted)."""
     if not _plain_class(cls):
         return False
+    remembered = _string_valued(cls)
+    body = indent + "    " if remembered else indent
     trial = _Source(cls, src.names["_F"])
     trial.names = src.names  # one namespace: names stay unique
-    if not _one_pass(cls, builder_of, trial, plan_of=plan_of, depth=depth, indent=indent):
+    if not _one_pass(cls, builder_of, trial, plan_of=plan_of, depth=depth, indent=body):
         return False
     plan = plan_of(cls)
     names, required = src.name(plan.names), src.name(plan.required)
     me, data, keys = f"self{depth}", f"data{depth}", f"keys{depth}"
+    if remembered:
+        # The block last built at this place, kept as (its data, the record, its
+        # strings): the records of one corpus repeat most blocks (scope, authority,
+        # confidence, expiry, ...) value for value. A hit needs the same JSON
+        # (``_json_strings``: only str, bool, null and lists of str, so ``==`` is exact)
+        # and still hands its strings to the scan; a miss builds and replaces it.
+        cell = src.name([(None, None, ())])  # no dict equals None
+        src.add(
+            f"{indent}last{depth} = {cell}[0]",
+            f"{indent}if type(v) is _dict and v == last{depth}[0] and _json_strings(v):",
+            f"{indent}    strings.extend(last{depth}[2])",
+            f"{indent}    v = last{depth}[1]",
+            f"{indent}else:",
+            f"{body}first{depth} = len(strings)",
+        )
     src.add(
-        f"{indent}{data} = v",
-        f"{indent}if type({data}) is not _dict:",
-        f"{indent}    raise _F",
-        f"{indent}{keys} = {data}.keys()",
-        f"{indent}if not ({keys} <= {names} and {required} <= {keys}):",
-        f"{indent}    raise _F",
-        f"{indent}{me} = _new({src.name(cls)})",
+        f"{body}{data} = v",
+        f"{body}if type({data}) is not _dict:",
+        f"{body}    raise _F",
+        f"{body}{keys} = {data}.keys()",
+        f"{body}if not ({keys} <= {names} and {required} <= {keys}):",
+        f"{body}    raise _F",
+        f"{body}{me} = _new({src.name(cls)})",
         *trial.lines,
     )
     post = getattr(cls, "__attrs_post_init__", None)
     if post is not None:
-        src.add(f"{indent}{src.name(post)}({me})")
-    src.add(f"{indent}v = {me}")
+        src.add(f"{body}{src.name(post)}({me})")
+    src.add(f"{body}v = {me}")
+    if remembered:
+        src.add(
+            f"{body}{cell}[0] = ("
+            f"{{key: (_list(item) if type(item) is _list else item)"
+            f" for key, item in {data}.items()}}, v, strings[first{depth}:])"
+        )
+    return True
+
+
+# Field kinds whose valid JSON value is a string, a boolean, null or a list of strings.
+_STRING_KINDS: Final = frozenset(
+    {"token", "surface_id", "corpus_id", "timestamp", "text", "list", "enum", "derived", "bool"}
+)
+
+
+def _string_valued(cls: type[Any]) -> bool:
+    """Whether every valid JSON value of every field of ``cls`` is a str, bool, null or a list
+    of str (no number: ``1 == True`` and ``1.0 == 1``, so ``==`` on those is not exact)."""
+    for field in attrs.fields(cls):
+        recorded = field.metadata.get(KIND)
+        if recorded is None:
+            return False
+        kind, params = recorded[0].removeprefix("optional_"), recorded[1]
+        if kind == "const":
+            if type(params) is not str and type(params) is not bool:
+                return False
+        elif kind == "enum":
+            if not all(type(choice) is str for choice in params):
+                return False
+        elif kind not in _STRING_KINDS:
+            return False
+    return True
+
+
+def _json_strings(data: dict[str, Any]) -> bool:
+    """Whether every value is exactly a str, bool, None or a list of str (no subclass, no
+    number: the remembered JSON holds none, so an equal value of these types is the same)."""
+    for value in data.values():
+        kind = type(value)
+        if kind is str or value is None or kind is bool:
+            continue
+        if kind is not list:
+            return False
+        for item in value:
+            if type(item) is not str:
+                return False
     return True
 
 

@@ -47,6 +47,7 @@ class _Plan:
     nested: dict[str, type[Any]]  # field -> record class of a nested record
     sequences: dict[str, type[Any]]  # field -> record class of a tuple of records
     mappings: frozenset[str]  # fields declared as plain mappings
+    nullable: frozenset[str] = frozenset()  # nested record fields that may be null
 
 
 _PLANS: Final[dict[type[Any], _Plan]] = {}
@@ -68,6 +69,7 @@ def _plan(cls: type[Any]) -> _Plan:
     nested: dict[str, type[Any]] = {}
     sequences: dict[str, type[Any]] = {}
     mappings: set[str] = set()
+    nullable: set[str] = set()
     for field in attrs.fields(cls):
         names.add(field.name)
         if field.default is attrs.NOTHING:
@@ -90,12 +92,15 @@ def _plan(cls: type[Any]) -> _Plan:
             inner = _record_class(candidate)
             if inner is not None:
                 nested[field.name] = inner
+                if type(None) in candidates:
+                    nullable.add(field.name)
     plan = _Plan(
         names=frozenset(names),
         required=frozenset(required),
         nested=nested,
         sequences=sequences,
         mappings=frozenset(mappings),
+        nullable=frozenset(nullable),
     )
     _PLANS[cls] = plan
     return plan
@@ -152,6 +157,11 @@ def _walk(cls: type[Any], data: Any, path: str) -> Any:
         if inner is not None and value is not None:
             kwargs[key] = _walk(inner, value, join_path(path, key))
             continue
+        if inner is not None and key not in plan.nullable:
+            # A record field that is not optional: null is not a record.
+            raise RecordValidationError(
+                "must be an object", path=join_path(path, key), code="wrong_type"
+            )
         inner = plan.sequences.get(key)
         if inner is not None:
             where = join_path(path, key)

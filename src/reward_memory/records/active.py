@@ -68,6 +68,7 @@ __all__ = [
     "LegacyPrivacy",
     "LegacySource",
     "ReviewSummary",
+    "decode_stored",
     "load_stored",
     "record_ref_of",
 ]
@@ -266,6 +267,29 @@ STORED_RECORD_TYPES: Final[dict[str, type[ActiveRecord] | type[LegacyActiveRecor
 }
 
 
+# The C scanner json.loads runs (an attribute typeshed does not declare).
+_SCAN: Final[Any] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_JSON_SPACE: Final = " \t\n\r"
+
+
+def decode_stored(content: str | bytes | bytearray) -> Any:
+    """``json.loads(content)``, with the wrapper's work skipped for a stored document.
+
+    A stored record is UTF-8 text that starts with ``{``: the C scanner reads it
+    directly. Anything else (another encoding, a BOM, leading space, trailing
+    data, invalid JSON) goes to ``json.loads``, which gives the value or the error.
+    """
+    try:
+        text = content if isinstance(content, str) else bytes(content).decode("utf-8")
+        if text[:1] == "{":
+            value, end = _SCAN(text, 0)
+            if end == len(text) or not text[end:].strip(_JSON_SPACE):
+                return value
+    except Exception:  # noqa: BLE001, S110 - json.loads below decides (and names the error)
+        pass
+    return json.loads(content)
+
+
 def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActiveRecord:
     """One stored active record (a provider's readback bytes), parsed in one strict pass.
 
@@ -282,7 +306,7 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
     from reward_memory.records._plain import from_plain  # noqa: PLC0415 - records import it
 
     try:
-        data = json.loads(content)
+        data = decode_stored(content)
     except (ValueError, TypeError, RecursionError):
         raise InputError("a stored record is one JSON document", code="invalid_json") from None
     if type(data) is not dict:
@@ -295,5 +319,12 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
             path="$.schema_version",
             code="schema_version_unsupported",
         )
-    record: ActiveRecord | LegacyActiveRecord = from_plain(cls, data)
+    try:
+        record: ActiveRecord | LegacyActiveRecord = from_plain(cls, data)
+    except RecordValidationError:
+        raise
+    except Exception:  # noqa: BLE001 - a rule that met a value of the wrong shape (null block)
+        raise RecordValidationError(
+            "a stored record field has the wrong shape", code="wrong_type"
+        ) from None
     return record
