@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
@@ -1030,8 +1030,11 @@ def test_no_scope_sees_a_sibling_that_extends_its_name(
     """Issue 9 item 7: ``…/a`` never sees ``…/ab`` (any part, any token characters,
     wildcard or FTS5 syntax around the query), and the longer name never sees the shorter."""
     base = {"namespace": "rm-prop", "scope_ref": "main", "actor_peer_id": None}
-    short = ProviderScope(**{**base, part: head})  # type: ignore[arg-type]
-    long = ProviderScope(**{**base, part: head + tail})  # type: ignore[arg-type]
+    try:
+        short = ProviderScope(**{**base, part: head})  # type: ignore[arg-type]
+        long = ProviderScope(**{**base, part: head + tail})  # type: ignore[arg-type]
+    except RecordValidationError:  # e.g. "a:/" reads as a local path: not a scope at all
+        assume(False)
     path = tmp_path_factory.mktemp("siblings") / "memory.db"
     with SQLiteProvider(path=path) as provider:
         in_short = provider.write(scope=short, key="doc", content="shortword shared").ref
