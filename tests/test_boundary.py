@@ -30,8 +30,11 @@ from reward_memory.records._plain import from_plain
 from reward_memory.records.activation_registry import ActivationRegistry
 from reward_memory.records.authority import AuthorityMapFile
 from reward_memory.records.corpus import CorpusDeclaration
+from reward_memory.records.dogfood import DogfoodInput
 from reward_memory.records.experiment import ExperimentConfig
 from reward_memory.records.health import HealthRequest
+from reward_memory.records.ingest import IngestReceipt
+from reward_memory.records.operator import OperatorControlRequest
 from reward_memory.records.recall import ProviderBinding, RecallInput
 from reward_memory.records.review import CandidateReviewRequest
 from reward_memory.records.standing_policy import StandingPolicy
@@ -134,6 +137,35 @@ CASES: dict[str, tuple[type[Any], str, str | None, Any]] = {
         "reward_memory_recall_input_v0",
         "ProviderBinding",
         _fixture_part("provider_binding"),
+    ),
+    # The Stage-5 verbs read these in one strict pass too (operator-control, explain,
+    # dogfood-evaluate).
+    **{
+        f"operator {action} request": (
+            OperatorControlRequest,
+            "reward_memory_operator_control_request_v0",
+            None,
+            _example(f"operator/{action}-request.json"),
+        )
+        for action in ("edit", "retire", "revoke", "purge")
+    },
+    "operator binding": (
+        ProviderBinding,
+        "reward_memory_recall_input_v0",
+        "ProviderBinding",
+        _example("operator/binding.json"),
+    ),
+    "ingest receipt (explain)": (
+        IngestReceipt,
+        "reward_memory_ingest_receipt_v0",
+        None,
+        _example("operator/ingest-receipt.json"),
+    ),
+    "dogfood input": (
+        DogfoodInput,
+        "reward_memory_dogfood_input_v1",
+        None,
+        _example("dogfood/dogfood-input.json"),
     ),
 }
 
