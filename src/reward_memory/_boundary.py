@@ -70,10 +70,11 @@ def _schema_error(data: Any, schema: str, definition: str | None) -> None:
     """Raise the schema's error for ``data`` if the schema refuses it (the error path only)."""
     from reward_memory import schemas  # noqa: PLC0415 - never imported for valid input
 
-    if definition is None:
-        schemas.validate(data, schema)
-    else:
-        schemas.validate_definition(data, schema, definition)
+    if definition is None and not isinstance(data, dict):  # validate()'s first check
+        raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
+    # The walk refused (or doubted) the data: straight to the reference path, the
+    # schema's compiled fast check would only be built to say "no".
+    schemas.reference_check(data, schema, definition)
 
 
 # -- the schema documents (read as data, without jsonschema) ---------------------------
