@@ -556,3 +556,19 @@ def test_the_table_covers_every_verb() -> None:
 
     covered = {row.split(" ")[0] for row in EVERY_VERB}
     assert covered == set(TABLE)
+
+
+def test_the_stage5_seams_are_public_and_lazy() -> None:
+    """``explain`` and ``operator_control`` are on the package surface, and importing
+    the package loads neither seam until a name is used."""
+    probe = (
+        "import sys, reward_memory\n"
+        "assert 'reward_memory.lineage' not in sys.modules\n"
+        "assert 'reward_memory.operator' not in sys.modules\n"
+        "from reward_memory.lineage import explain\n"
+        "from reward_memory.operator import operator_control\n"
+        "assert reward_memory.explain is explain\n"
+        "assert reward_memory.operator_control is operator_control\n"
+        "assert {'explain', 'operator_control'} <= set(reward_memory.__all__)\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
