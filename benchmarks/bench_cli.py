@@ -5,7 +5,10 @@
 As on a user's machine, bytecode caches are enabled: ``PYTHONDONTWRITEBYTECODE``
 (set in this environment) is removed from the children's environment, and the
 warm-up runs write the ``.pyc`` files the timed runs then read. Every verb is
-timed, the file-reading ones on the example inputs.
+timed, the file-reading ones on the example inputs (``schema validate`` on each
+example packet), the executing ones on throw-away SQLite files, and every error
+packet path on a bad file of its own; each row is checked to answer as it should
+(a packet, or an error packet for the error rows) before it is timed.
 
 Targets on the reference 2-core machine: every verb <= 0.15 s, the import <= 0.06 s.
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 from _util import bytecode_env, console_script, report, wall_median
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+OPERATOR = EXAMPLES / "operator"
 VERB_TARGET_S = 0.15
 IMPORT_TARGET_S = 0.06
 
@@ -36,6 +40,16 @@ def _inputs(tmp: Path) -> dict[str, list[str]]:
             [cli, "architecture", "--format", "json"], capture_output=True, check=True
         ).stdout
     )
+    (
+        observation,
+        no_evaluation,
+        broken,
+        bad_recall,
+        wrong_kind,
+        bad_operator,
+        bad_dogfood,
+        bad_route,
+    ) = _files(tmp)
     invocations = {
         "architecture": ["architecture", "--format", "json"],
         "corpus-registry": ["corpus-registry", "--format", "json"],
@@ -135,9 +149,178 @@ def _inputs(tmp: Path) -> dict[str, list[str]]:
             "--format",
             "json",
         ],
-        "error packet (missing file)": ["schema", "validate", str(tmp / "missing.json")],
+        "evaluate": ["evaluate", "--format", "json"],
+        "evaluate --provider sqlite": [
+            "evaluate",
+            "--provider",
+            f"sqlite://{tmp / 'evaluate.db'}",
+            "--format",
+            "json",
+        ],
+        "route-check --case": ["route-check", "--case", "pr-3237", "--format", "json"],
+        "route-check --input": ["route-check", "--input", str(observation), "--format", "json"],
+        "route-check (flags)": [
+            "route-check",
+            "--named-reproduction",
+            "--named-validation",
+            "--effect-evidence",
+            "--format",
+            "json",
+        ],
+        "dogfood-evaluate (evaluation given)": [
+            "dogfood-evaluate",
+            "--input",
+            str(EXAMPLES / "dogfood" / "dogfood-input.json"),
+            "--format",
+            "json",
+        ],
+        "dogfood-evaluate (suite run afresh)": [
+            "dogfood-evaluate",
+            "--input",
+            str(no_evaluation),
+            "--format",
+            "json",
+        ],
+        **{
+            f"operator-control {action} (dry run)": [
+                "operator-control",
+                "--input",
+                str(OPERATOR / f"{action}-request.json"),
+                "--action",
+                action,
+                "--format",
+                "json",
+            ]
+            for action in ("edit", "retire", "revoke", "purge")
+        },
+        "operator-control retire --execute (sqlite)": [
+            "operator-control",
+            "--input",
+            str(OPERATOR / "retire-request.json"),
+            "--action",
+            "retire",
+            "--execute",
+            "--provider",
+            f"sqlite://{tmp / 'operator.db'}",
+            "--binding",
+            str(OPERATOR / "binding.json"),
+            "--format",
+            "json",
+        ],
+        "explain": ["explain", str(OPERATOR / "ingest-receipt.json"), "--format", "json"],
+        "explain --provider sqlite": [
+            "explain",
+            str(OPERATOR / "ingest-receipt.json"),
+            "--provider",
+            f"sqlite://{tmp / 'explain.db'}",
+            "--binding",
+            str(OPERATOR / "binding.json"),
+            "--format",
+            "json",
+        ],
+        **{
+            f"schema validate {example.relative_to(EXAMPLES)}": [
+                "schema",
+                "validate",
+                str(example),
+                "--format",
+                "json",
+            ]
+            for example in _packet_examples()
+        },
+        # Every error packet path: each verb that reads a file, refusing it.
+        "error: usage (unknown verb)": ["no-such-verb"],
+        "error: missing file": ["schema", "validate", str(tmp / "missing.json")],
+        "error: invalid JSON": ["recall", "--input", str(broken), "--provider", "memory://"],
+        "error: schema (recall --input)": [
+            "recall",
+            "--input",
+            str(bad_recall),
+            "--provider",
+            "memory://",
+        ],
+        "error: health-check --input": ["health-check", "--input", str(wrong_kind)],
+        "error: candidate-review --input": ["candidate-review", "--input", str(wrong_kind)],
+        "error: ingest-event --input": [
+            "ingest-event",
+            "--input",
+            str(wrong_kind),
+            "--authority",
+            str(EXAMPLES / "experiment" / "authority.json"),
+        ],
+        "error: operator-control --input": [
+            "operator-control",
+            "--input",
+            str(bad_operator),
+            "--action",
+            "retire",
+        ],
+        "error: dogfood-evaluate --input": ["dogfood-evaluate", "--input", str(bad_dogfood)],
+        "error: explain (unknown receipt)": ["explain", str(wrong_kind)],
+        "error: route-check --input": ["route-check", "--input", str(bad_route)],
+        "error: schema validate (invalid packet)": ["schema", "validate", str(bad_recall)],
     }
     return {name: [cli, *argv] for name, argv in invocations.items()}
+
+
+def _packet_examples() -> list[Path]:
+    """The example files that are packets (they name their schema)."""
+    found = []
+    for path in sorted(EXAMPLES.rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and "schema_version" in data:
+            found.append(path)
+    return found
+
+
+def _files(tmp: Path) -> tuple[Path, ...]:
+    """Inputs the examples do not ship: a route observation, a dogfood input without
+    an evaluation, and one bad file per error path."""
+
+    def write(name: str, data: object) -> Path:
+        path = tmp / name
+        path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+        return path
+
+    def example(name: str) -> dict[str, object]:
+        loaded: dict[str, object] = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+        return loaded
+
+    observation = {
+        "schema_version": "reward_memory_pilot_meta_route_observation_v0",
+        "case_ref": "manual_observation",
+        "behavior_status": "bug_confirmed",
+        "surface_count": 1,
+        "edge_case_complexity": "low",
+        "semantic_contract_change": False,
+        "generic_boundary_for_specific_policy": False,
+        "user_visible_behavior_change": False,
+        "hot_path_or_storage_change": False,
+        "retrieval_or_memory_quality_claim": False,
+        "named_reproduction": True,
+        "named_validation": True,
+        "effect_evidence": True,
+        "ux_evidence": False,
+        "benchmark_evidence": False,
+        "performance_evidence": False,
+    }
+    dogfood = example("dogfood/dogfood-input.json")
+    dogfood.pop("evaluation", None)
+    recall = example("recall-input.json")
+    recall["request"]["limit"] = "3"  # type: ignore[index]
+    operator = example("operator/retire-request.json")
+    operator["record"]["record_ref"] = "record:0"  # type: ignore[index]
+    bad_dogfood = dict(dogfood, observations=[])
+    return (
+        write("observation.json", observation),
+        write("dogfood-no-evaluation.json", dogfood),
+        write("broken.json", '{"schema_version": '),
+        write("bad-recall.json", recall),
+        write("wrong-kind.json", {"schema_version": "reward_memory_corpus_registry_v0"}),
+        write("bad-operator.json", operator),
+        write("bad-dogfood.json", bad_dogfood),
+        write("bad-route.json", dict(observation, surface_count=0)),
+    )
 
 
 def _activation_copy(tmp: Path) -> Path:
@@ -155,6 +338,7 @@ def main() -> int:
     args = parser.parse_args()
     rows = []
     targets = {}
+    failed = False
     with tempfile.TemporaryDirectory() as tmp:
         python = sys.executable
         baseline = wall_median([python, "-c", "pass"], runs=args.runs)
@@ -163,17 +347,24 @@ def main() -> int:
         rows.append({"what": "import reward_memory", "value": value, "unit": "s"})
         targets["import reward_memory"] = IMPORT_TARGET_S
         for name, cmd in _inputs(Path(tmp)).items():
-            # A verb not yet shipped answers with an error packet; say so rather than time it.
+            # Each row is checked before it is timed: an error row must answer with an
+            # error packet (exit 2), every other row must not; a broken row is a failure,
+            # never a fast error packet timed as if it were the verb.
             import subprocess
 
             probe = subprocess.run(cmd, capture_output=True, check=False, env=bytecode_env())
-            if probe.returncode != 0 and "missing" not in name:
-                packet = json.loads(probe.stdout or b"{}")
-                print(f"skip {name}: {packet.get('error_code', probe.returncode)}", file=sys.stderr)
+            try:  # the text format is no JSON; an error packet always is
+                packet = json.loads(probe.stdout)
+            except ValueError:
+                packet = {}
+            is_error = packet.get("schema_version") == "reward_memory_error_v0"
+            if is_error != name.startswith("error:") or probe.returncode not in (0, 2):
+                print(f"FAILED {name}: exit {probe.returncode}, {packet.get('error_code')}")
+                failed = True
                 continue
             rows.append({"what": name, "value": wall_median(cmd, runs=args.runs), "unit": "s"})
             targets[name] = VERB_TARGET_S
-    return report("cli", rows, targets=targets)
+    return report("cli", rows, targets=targets) | int(failed)
 
 
 if __name__ == "__main__":

@@ -357,3 +357,218 @@ def test_the_change_packet_is_what_the_converter_dumps(
         assert wire.dump(wire.load(packet)) == packet
     written = json.loads(activation.read_text(encoding="utf-8"))
     assert wire.dump(wire.load(written)) == written
+
+
+# -- every verb: what its valid path must not load (structural, not timing) ------------
+
+OPERATOR = EXAMPLES / "operator"
+_EVERY_PROBE = """
+import contextlib, io, json, sys
+from reward_memory.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main({argv!r})
+schemas = sys.modules.get("reward_memory.schemas")
+text = sys.modules.get("reward_memory.text")
+wire = sys.modules.get("reward_memory.wire")
+sys.stderr.write(json.dumps({{
+    "code": code,
+    "packet": json.loads(out.getvalue()) if out.getvalue().startswith("{{") else None,
+    "modules": sorted(name for name in sys.modules if name.split(".")[0] in
+                      ("reward_memory", "jsonschema", "referencing", "cattrs", "importlib")),
+    "compiled_schemas": schemas is not None and schemas._compiled.cache_info().currsize > 0,
+    "big_scan": text is not None and text._unsafe.cache_info().currsize > 0,
+    "union": wire is not None and wire._packet_union.cache_info().currsize > 0,
+}}))
+"""
+# Loaded by no valid path: the schema library, the converter, the entry-point scan.
+_NEVER = ("jsonschema", "referencing", "cattrs", "importlib.metadata")
+_RECALL_FAMILY = ("reward_memory.records.recall", "reward_memory.records.active")
+_STAGE4 = ("reward_memory.evaluation",)
+_CANDIDATE = ("reward_memory.records.candidate",)
+
+
+def _observation(tmp: Path) -> str:
+    from reward_memory.records._plain import to_plain
+    from reward_memory.routing import PR_3237_OBSERVATION
+
+    target = tmp / "observation.json"
+    target.write_text(json.dumps(to_plain(PR_3237_OBSERVATION)), encoding="utf-8")
+    return str(target)
+
+
+def _no_evaluation(tmp: Path) -> str:
+    data = json.loads((EXAMPLES / "dogfood" / "dogfood-input.json").read_text(encoding="utf-8"))
+    del data["evaluation"]
+    target = tmp / "dogfood.json"
+    target.write_text(json.dumps(data), encoding="utf-8")
+    return str(target)
+
+
+# verb -> (argv, record families and seams it has no business loading). {tmp} is a
+# fresh directory; {observation} and {no_evaluation} files written there.
+EVERY_VERB: dict[str, tuple[list[str], tuple[str, ...]]] = {
+    "architecture": (["architecture"], (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4)),
+    "corpus-registry": (["corpus-registry"], (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4)),
+    "health-check --case": (
+        ["health-check", "--case", "wrong-project"],
+        (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4),
+    ),
+    "health-check --input": (
+        ["health-check", "--input", str(EXAMPLES / "health-request.json")],
+        (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4),
+    ),
+    "candidate-review --input": (
+        ["candidate-review", "--input", str(EXAMPLES / "candidate-review-request.json")],
+        (*_RECALL_FAMILY, *_STAGE4),
+    ),
+    "recall": (
+        [
+            "recall",
+            "--input",
+            str(EXAMPLES / "recall-input.json"),
+            "--provider",
+            "sqlite://{tmp}/r.db",
+        ],
+        (*_CANDIDATE, *_STAGE4),
+    ),
+    "ingest-event (configured)": (FILE_VERBS["ingest-event (configured)"][:-2], _STAGE4),
+    "experiment-status": (VERBS["experiment-status"][:-2], (*_CANDIDATE, *_STAGE4)),
+    "configure": (VERBS["configure"][:-2], (*_CANDIDATE, *_STAGE4)),
+    "route-check --case": (
+        ["route-check", "--case", "pr-3237"],
+        (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4, "reward_memory.jsonio"),
+    ),
+    "route-check --input": (
+        ["route-check", "--input", "{observation}"],
+        (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4),
+    ),
+    "route-check (flags)": (
+        ["route-check", "--named-reproduction"],
+        (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4),
+    ),
+    "dogfood-evaluate (evaluation given)": (
+        ["dogfood-evaluate", "--input", str(EXAMPLES / "dogfood" / "dogfood-input.json")],
+        (*_CANDIDATE, *_STAGE4, "reward_memory.records.active"),
+    ),
+    # Without an evaluation the Stage-4 suite runs (it is the point), but still
+    # without the schema library or the converter.
+    "dogfood-evaluate (suite run afresh)": (
+        ["dogfood-evaluate", "--input", "{no_evaluation}"],
+        (),
+    ),
+    **{
+        f"operator-control {action}": (
+            [
+                "operator-control",
+                "--input",
+                str(OPERATOR / f"{action}-request.json"),
+                "--action",
+                action,
+            ],
+            (*_STAGE4, "reward_memory.providers.sqlite", "reward_memory._operator_provider"),
+        )
+        for action in ("edit", "retire", "revoke", "purge")
+    },
+    "operator-control retire --execute": (
+        [
+            "operator-control",
+            "--input",
+            str(OPERATOR / "retire-request.json"),
+            "--action",
+            "retire",
+            "--execute",
+            "--provider",
+            "sqlite://{tmp}/op.db",
+            "--binding",
+            str(OPERATOR / "binding.json"),
+        ],
+        _STAGE4,
+    ),
+    "explain": (
+        ["explain", str(OPERATOR / "ingest-receipt.json")],
+        (*_CANDIDATE, *_STAGE4, "reward_memory.providers.sqlite"),
+    ),
+    "explain --provider": (
+        [
+            "explain",
+            str(OPERATOR / "ingest-receipt.json"),
+            "--provider",
+            "sqlite://{tmp}/ex.db",
+            "--binding",
+            str(OPERATOR / "binding.json"),
+        ],
+        (*_CANDIDATE, *_STAGE4),
+    ),
+    "evaluate": (["evaluate"], ("reward_memory.providers.sqlite",)),
+    "evaluate --provider sqlite": (["evaluate", "--provider", "sqlite://{tmp}/ev.db"], ()),
+    "providers": (["providers"], (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4)),
+    "schema list": (["schema", "list"], (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4)),
+    "schema show": (
+        ["schema", "show", "reward_memory_recall_v0"],
+        (*_RECALL_FAMILY, *_CANDIDATE, *_STAGE4),
+    ),
+}
+
+
+@pytest.mark.parametrize("verb", sorted(EVERY_VERB))
+def test_every_verb_s_valid_path_leaves_the_heavy_machinery_unloaded(
+    verb: str, tmp_path: Path
+) -> None:
+    """Issue 11 item 4 (every verb <= 0.15 s): on a valid input no verb imports the
+    JSON Schema library, the cattrs converter or the entry-point scan, compiles a
+    schema check, builds the packet union or compiles the big secret scan, and none
+    loads the record families or seams it does not use."""
+    argv, unrelated = EVERY_VERB[verb]
+    argv = [
+        arg.format(
+            tmp=tmp_path,
+            observation=_observation(tmp_path) if "{observation}" in arg else "",
+            no_evaluation=_no_evaluation(tmp_path) if "{no_evaluation}" in arg else "",
+        )
+        for arg in argv
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", _EVERY_PROBE.format(argv=[*argv, "--format", "json"])],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    report = json.loads(result.stderr)
+    packet = report["packet"]
+    assert packet is not None
+    assert packet.get("schema_version") != "reward_memory_error_v0", packet
+    loaded = set(report["modules"])
+    # Listing the installed providers is the entry-point scan; nothing else scans.
+    never = set(_NEVER) - ({"importlib.metadata"} if verb == "providers" else set())
+    assert loaded.isdisjoint(never), sorted(loaded & never)
+    assert not any(
+        name == family or name.startswith(family + ".") for name in loaded for family in unrelated
+    ), sorted(name for name in loaded for family in unrelated if name.startswith(family))
+    assert report["compiled_schemas"] is False
+    assert report["union"] is False
+    assert report["big_scan"] is False
+
+
+def test_the_table_covers_every_verb() -> None:
+    """A new verb gets a row above (and one in benchmarks/bench_cli.py)."""
+    from reward_memory.cli import VERBS as TABLE
+
+    covered = {row.split(" ")[0] for row in EVERY_VERB}
+    assert covered == set(TABLE)
+
+
+def test_the_stage5_seams_are_public_and_lazy() -> None:
+    """``explain`` and ``operator_control`` are on the package surface, and importing
+    the package loads neither seam until a name is used."""
+    probe = (
+        "import sys, reward_memory\n"
+        "assert 'reward_memory.lineage' not in sys.modules\n"
+        "assert 'reward_memory.operator' not in sys.modules\n"
+        "from reward_memory.lineage import explain\n"
+        "from reward_memory.operator import operator_control\n"
+        "assert reward_memory.explain is explain\n"
+        "assert reward_memory.operator_control is operator_control\n"
+        "assert {'explain', 'operator_control'} <= set(reward_memory.__all__)\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)

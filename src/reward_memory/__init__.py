@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from reward_memory.health import classify_health
     from reward_memory.hooks import RecallContext
     from reward_memory.ingestion import aingest, ingest
+    from reward_memory.lineage import explain
+    from reward_memory.operator import operator_control
     from reward_memory.providers.discovery import available_providers, get_provider
     from reward_memory.providers.spi import SPI_VERSION, Provider, ProviderScope
     from reward_memory.records.active import ActiveRecord
@@ -125,11 +127,13 @@ __all__ = [
     "evaluate",
     "execute_recall",
     "experiment_status",
+    "explain",
     "get_provider",
     "ingest",
     "load_experiment_config",
     "open_experiment",
     "open_experiment_from",
+    "operator_control",
     "propose",
     "recall",
     "reference_registry",
@@ -201,6 +205,11 @@ _LAZY: dict[str, str] = {
     "RouteCheck": "reward_memory.records.route",
     "RouteObservation": "reward_memory.records.route",
     "route_check": "reward_memory.routing",
+    # Stage 5: a receipt's lineage and the operator controls are seams a module calls.
+    # The dogfood receipt/batch builders stay in reward_memory.dogfood: the pilot
+    # gate is the project's own evaluation, and their names mean little unqualified.
+    "explain": "reward_memory.lineage",
+    "operator_control": "reward_memory.operator",
 }
 
 

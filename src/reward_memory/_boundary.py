@@ -52,6 +52,9 @@ def strict_record(cls: type[T], data: Any, schema: str, *, definition: str | Non
     try:
         record: T = from_plain(cls, data)
         wrong = _mistyped(record, data, schema, definition)
+    except _SchemaDecides:
+        _schema_error(data, schema, definition)
+        return record  # the schema holds it: a value the record derives or tidies
     except RecordValidationError:
         _schema_error(data, schema, definition)
         raise
@@ -67,10 +70,11 @@ def _schema_error(data: Any, schema: str, definition: str | None) -> None:
     """Raise the schema's error for ``data`` if the schema refuses it (the error path only)."""
     from reward_memory import schemas  # noqa: PLC0415 - never imported for valid input
 
-    if definition is None:
-        schemas.validate(data, schema)
-    else:
-        schemas.validate_definition(data, schema, definition)
+    if definition is None and not isinstance(data, dict):  # validate()'s first check
+        raise RecordValidationError("a packet must be a JSON object", code="wrong_type")
+    # The walk refused (or doubted) the data: straight to the reference path, the
+    # schema's compiled fast check would only be built to say "no".
+    schemas.reference_check(data, schema, definition)
 
 
 # -- the schema documents (read as data, without jsonschema) ---------------------------
@@ -245,10 +249,26 @@ def _anything(value: Any, data: Any) -> str | None:
     return None
 
 
+class _SchemaDecides(Exception):
+    """A built value differs from the one given: only the schema can judge the given one."""
+
+
 def _exactly(kind: type[Any]) -> _Check:
     if kind is float:  # JSON has one number type; an integer is a valid float
         return lambda value, data: None if type(value) in (int, float) else ""
+    if kind is str:
+        return _string
     return lambda value, data: None if type(value) is kind else ""
+
+
+def _string(value: Any, data: Any) -> str | None:
+    """A string field; one the record rewrote (a derived ref given as ``""``, ...) holds
+    only if the schema accepts what was given, which the walk alone cannot tell."""
+    if type(value) is not str:
+        return ""
+    if value != data:
+        raise _SchemaDecides
+    return None
 
 
 def _items(value: Any, data: Any, item: _Check) -> str | None:

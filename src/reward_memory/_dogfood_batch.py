@@ -24,7 +24,7 @@ import attrs
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_corpus_id, check_token
-from reward_memory.records._plain import load_plain
+from reward_memory.records._plain import load_plain, to_plain
 from reward_memory.records.dogfood import (
     CONTROL_ACTIONS,
     MAX_CONTROLS,
@@ -83,9 +83,9 @@ def _plain(value: Any, what: str, path: str) -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     if attrs.has(type(value)):
-        from reward_memory import wire  # noqa: PLC0415 - only for a record from another seam
-
-        dumped = wire.dump(value)
+        # A record from another seam (the Stage-4 evaluation the CLI just ran):
+        # its packet as wire.dump gives it, without importing the converter.
+        dumped = to_plain(value)
         if isinstance(dumped, dict):
             return dumped
     raise _bad(f"must be {what} (a mapping or its record)", path, "wrong_type")

@@ -72,6 +72,24 @@ _KNOWN: Final = _ANNOTATIONS | {
 }
 
 
+# The keywords through which a schema node can hold (or refer to) nested values.
+_NESTING: Final = frozenset(
+    {
+        "$ref",
+        "anyOf",
+        "allOf",
+        "prefixItems",
+        "if",
+        "then",
+        "else",
+        "properties",
+        "patternProperties",
+        "items",
+        "additionalProperties",
+    }
+)
+
+
 class Unsupported(Exception):
     """The schema uses something the compiler does not translate: use the reference path."""
 
@@ -134,6 +152,8 @@ class _Compiler:
         self._bound = 0  # tables bound so far
         self._seen: dict[tuple[str, str, bool], tuple[str, bool]] = {}
         self._budget: int | None = None
+        self._depths: dict[str, int] = {}  # $ref target uri -> its _depth_below
+        self._targets: dict[tuple[str, str], tuple[Mapping[str, Any], str, str]] = {}
 
     def load(self) -> None:
         """Execute the sources generated since the last call; bind the new tables."""
@@ -158,6 +178,12 @@ class _Compiler:
         return name
 
     def _resolve(self, ref: str, base: str) -> tuple[Mapping[str, Any], str, str]:
+        known = self._targets.get((ref, base))
+        if known is None:
+            known = self._targets[ref, base] = self._lookup(ref, base)
+        return known
+
+    def _lookup(self, ref: str, base: str) -> tuple[Mapping[str, Any], str, str]:
         uri = urljoin(base, ref)
         address, _, pointer = uri.partition("#")
         node: Any = self._by_id.get(address)
@@ -246,16 +272,16 @@ class _Compiler:
     def _open_content(self, node: Mapping[str, Any], *, typed: bool) -> list[str]:
         """Where the schema lets any JSON through (``{}``, a bare ``{"type": "object"}``,
         an array without ``items``), the bounds of ``jsonio.check_data`` still hold."""
-        clean = f"_clean(v, {self.budget()})"
         if not typed:
-            return [f"if not {clean}: return False"]
+            return [f"if not _clean(v, {self.budget()}): return False"]
         names = node.get("type")
         kinds = set(names if isinstance(names, list) else [names]) if names else set()
         lines = []
+        # The budget walks every schema: asked for only where open content is.
         if "object" in kinds and node.get("additionalProperties", True) is True:
-            lines.append(f"if type(v) is dict and not {clean}: return False")
+            lines.append(f"if type(v) is dict and not _clean(v, {self.budget()}): return False")
         if "array" in kinds and "items" not in node:
-            lines.append(f"if type(v) is list and not {clean}: return False")
+            lines.append(f"if type(v) is list and not _clean(v, {self.budget()}): return False")
         return lines
 
     def budget(self) -> int:
@@ -274,14 +300,19 @@ class _Compiler:
 
     def _depth_below(self, node: Any, base: str, trail: tuple[str, ...]) -> int:
         """How many levels of instance nesting ``node`` can hold below its own value."""
-        if not isinstance(node, Mapping):
-            return 0
+        if not isinstance(node, dict) or node.keys().isdisjoint(_NESTING):
+            return 0  # a leaf (most nodes): nothing nests below it
         deepest = 0
         if "$ref" in node:
             target, address, uri = self._resolve(node["$ref"], base)
             if uri in trail:
                 raise Unsupported("a recursive schema")
-            deepest = self._depth_below(target, address, (*trail, uri))
+            # A target's depth is the same from every referrer: walk each once (the
+            # shared token and scope definitions are referred to thousands of times).
+            known = self._depths.get(uri)
+            if known is None:
+                known = self._depths[uri] = self._depth_below(target, address, (*trail, uri))
+            deepest = known
         for keyword in ("anyOf", "allOf", "prefixItems"):
             for branch in node.get(keyword, ()):
                 below = self._depth_below(branch, base, trail)

@@ -215,7 +215,7 @@ def _status_of(located: list[Any]) -> tuple[LinkStatus, ActiveRecord | None]:
 def _loaded(data: Mapping[str, Any]) -> Any:
     """A receipt's JSON object as its record: its own schema, then the strict record walk."""
     from reward_memory import wire  # noqa: PLC0415
-    from reward_memory.records._plain import load_plain  # noqa: PLC0415
+    from reward_memory._boundary import strict_packet  # noqa: PLC0415
 
     version = data.get("schema_version")
     if not isinstance(version, str) or version not in _EXPLAINERS:
@@ -224,7 +224,13 @@ def _loaded(data: Mapping[str, Any]) -> Any:
             path="$.schema_version",
             code="receipt_kind_unsupported",
         )
-    return load_plain(dict(data), wire.packet_type(version))
+    from reward_memory.jsonio import check_data  # noqa: PLC0415
+
+    # A caller's mapping meets parsed JSON's bounds (NaN, depth, ...) first; then one
+    # strict pass, the schema run only to name an error (reward_memory._boundary).
+    plain = dict(data)
+    check_data(plain)
+    return strict_packet(plain, wire.packet_type(version))
 
 
 def explain(

@@ -275,21 +275,31 @@ def validate(instance: Any, name: str | None = None) -> str:
     check = _compiled(name)
     if check is not None and check(instance):
         return name
-    # The reference path: it names the error (or accepts what the compiled
-    # check was conservative about). Data built in Python meets the bounds
-    # parsed JSON meets (depth, cycles, number range, ...) before jsonschema
-    # recurses into it or repr()s it.
+    reference_check(instance, name)
+    return name
+
+
+def reference_check(instance: Any, name: str, definition: str | None = None) -> None:
+    """The reference path of :func:`validate` (``definition``: of :func:`validate_definition`).
+
+    It names the error (or accepts what the compiled check was conservative
+    about). :mod:`reward_memory._boundary` calls it directly for data its strict
+    walk refused: compiling the fast check there would only be paid to fail.
+    """
+    # Data built in Python meets the bounds parsed JSON meets (depth, cycles,
+    # number range, ...) before jsonschema recurses into it or repr()s it.
     from reward_memory import jsonio  # noqa: PLC0415
 
     jsonio.check_data(instance)
-    validator = validator_for(name)
+    validator = (
+        validator_for(name) if definition is None else _definition_validator(name, definition)
+    )
     # The best error is chosen among the first _MAX_ERRORS: each costs tens of
     # microseconds, and a 4 MiB list of bad items would otherwise yield 10**5.
     errors = itertools.islice(validator.iter_errors(instance), _MAX_ERRORS)
     error = next(iter(sorted(errors, key=_error_order)), None)
     if error is not None:
         raise _translate(error)
-    return name
 
 
 @functools.cache
@@ -324,18 +334,11 @@ def validate_definition(instance: Any, name: str, definition: str) -> None:
     corpus, a provider binding): the same strict type gate as :func:`validate`,
     with field paths relative to ``instance``.
     """
-    from reward_memory import jsonio  # noqa: PLC0415
-
     get_schema(name)
     check = _compiled(name, definition)
     if check is not None and check(instance):
         return
-    jsonio.check_data(instance)
-    validator = _definition_validator(name, definition)
-    errors = itertools.islice(validator.iter_errors(instance), _MAX_ERRORS)
-    error = next(iter(sorted(errors, key=_error_order)), None)
-    if error is not None:
-        raise _translate(error)
+    reference_check(instance, name, definition)
 
 
 def _error_order(error: jsonschema.ValidationError) -> tuple[int, int, str]:

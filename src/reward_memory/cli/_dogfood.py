@@ -53,10 +53,10 @@ def _fresh_evaluation() -> Any:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Validate the input, build every receipt, then the batch; print the batch."""
-    from reward_memory import schemas
+    from reward_memory._boundary import strict_record
     from reward_memory.dogfood import build_batch, build_receipt
     from reward_memory.errors import RecordValidationError
-    from reward_memory.records._plain import from_plain, to_plain
+    from reward_memory.records._plain import to_plain
     from reward_memory.records.dogfood import INPUT_SCHEMA, READY, DogfoodInput
 
     data = read_json_object(args.input)
@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> Outcome:
             path="$.schema_version",
             code="schema_version_unsupported",
         )
-    schemas.validate(data, INPUT_SCHEMA)
-    given: DogfoodInput = from_plain(DogfoodInput, data)
+    # One strict pass; the schema runs only to name an error (reward_memory._boundary).
+    given: DogfoodInput = strict_record(DogfoodInput, data, INPUT_SCHEMA)
     receipts = []
     for index, observation in enumerate(given.observations):
         try:

@@ -34,10 +34,9 @@ def read_bindings(name: str | None) -> list[Any]:
     """The ``--binding`` file: one ProviderBinding object or a list of them (at most 50)."""
     if name is None:
         return []
-    from reward_memory import schemas
+    from reward_memory._boundary import strict_record
     from reward_memory.cli._common import read_json_input
     from reward_memory.errors import RecordValidationError
-    from reward_memory.records._plain import from_plain
     from reward_memory.records.recall import ProviderBinding
 
     data = read_json_input(name, option="--binding")
@@ -50,8 +49,14 @@ def read_bindings(name: str | None) -> list[Any]:
         if not isinstance(item, dict):
             raise RecordValidationError("must be an object", path=where, code="wrong_type")
         try:
-            schemas.validate_definition(item, "reward_memory_recall_input_v0", "ProviderBinding")
-            found.append(from_plain(ProviderBinding, item))
+            found.append(
+                strict_record(
+                    ProviderBinding,
+                    item,
+                    "reward_memory_recall_input_v0",
+                    definition="ProviderBinding",
+                )
+            )
         except RecordValidationError as exc:
             raise RecordValidationError(exc.message, path=where, code=exc.code) from None
     return found
@@ -66,10 +71,10 @@ def run(args: argparse.Namespace) -> Outcome:
     data = read_json_object(args.receipt, option="RECEIPT_FILE")
     config = None
     if args.config is not None:
-        from reward_memory.records._plain import load_plain
+        from reward_memory._boundary import strict_packet
         from reward_memory.records.experiment import ExperimentConfig
 
-        config = load_plain(read_json_object(args.config, option="--config"), ExperimentConfig)
+        config = strict_packet(read_json_object(args.config, option="--config"), ExperimentConfig)
     bindings = read_bindings(args.binding)
     provider = None
     if args.provider is not None:

@@ -71,9 +71,8 @@ def _original_form(args: argparse.Namespace, data: dict[str, Any]) -> Any:
     name it (``record_ref`` is the corpus and the candidate); no provider is
     written from it. ``--control-ref`` and ``--reasoning-summary`` are required.
     """
-    from reward_memory import schemas
+    from reward_memory._boundary import strict_packet, strict_record
     from reward_memory.activation import activate
-    from reward_memory.records._plain import from_plain, load_plain
     from reward_memory.records.candidate import AuthorityCheckpoint
     from reward_memory.records.corpus import CorpusDeclaration
     from reward_memory.records.operator import OperatorCheckpoint, OperatorControlRequest
@@ -104,18 +103,20 @@ def _original_form(args: argparse.Namespace, data: dict[str, Any]) -> Any:
                 "missing_field",
             )
     review = _under(
-        "$.reviewed_record", lambda: load_plain(data["reviewed_record"], CandidateReview)
+        "$.reviewed_record", lambda: strict_packet(data["reviewed_record"], CandidateReview)
     )
 
     def corpus() -> Any:
-        schemas.validate_definition(
-            data["corpus"], "reward_memory_corpus_registry_v0", "CorpusDeclaration"
+        return strict_record(
+            CorpusDeclaration,
+            data["corpus"],
+            "reward_memory_corpus_registry_v0",
+            definition="CorpusDeclaration",
         )
-        return from_plain(CorpusDeclaration, data["corpus"])
 
     declared = _under("$.corpus", corpus)
     raw = {"schema_version": "reward_memory_operator_checkpoint_v0", **data["operator_checkpoint"]}
-    operator = _under("$.operator_checkpoint", lambda: load_plain(raw, OperatorCheckpoint))
+    operator = _under("$.operator_checkpoint", lambda: strict_packet(raw, OperatorCheckpoint))
     candidate = review.record
     # Only to rebuild the record's identity for this dry run: never written, never recalled.
     naming = AuthorityCheckpoint(
@@ -151,9 +152,10 @@ def _under(prefix: str, build: Any) -> Any:
 
 def run(args: argparse.Namespace) -> Outcome:
     """Validate the request, run the control, print the packet."""
+    from reward_memory._boundary import strict_packet
     from reward_memory.cli._common import Outcome, read_json_object
     from reward_memory.operator import operator_control
-    from reward_memory.records._plain import load_plain, to_plain
+    from reward_memory.records._plain import to_plain
     from reward_memory.records.operator import OperatorControlRequest
 
     data = read_json_object(args.input)
@@ -174,7 +176,8 @@ def run(args: argparse.Namespace) -> Outcome:
                 "$.schema_version",
                 "schema_version_unsupported",
             )
-        request = load_plain(data, OperatorControlRequest)
+        # One strict pass; the schema runs only to name an error (reward_memory._boundary).
+        request = strict_packet(data, OperatorControlRequest)
     writes = args.execute and args.action != "edit"
     if writes and (args.binding is None or args.provider is None):
         raise _bad(

@@ -134,6 +134,16 @@ def _each(cls: type[Any]) -> Any:
     return validate
 
 
+def _counted(low: int, high: int) -> Any:
+    """A validator: the tuple holds ``low``-``high`` items (the schema's minItems/maxItems)."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not low <= len(value) <= high:
+            raise _bad(f"holds {low}-{high} items", f"$.{attribute.name}", "invalid_value")
+
+    return validate
+
+
 def _digest_list(value: Any) -> tuple[str, ...]:
     path = "$.memory_ref_digests"
     if not isinstance(value, list | tuple):
@@ -613,6 +623,10 @@ class DogfoodInput:
     """
 
     schema_version: Literal["reward_memory_dogfood_input_v1"] = f.const(INPUT_SCHEMA)
-    observations: tuple[DogfoodObservation, ...] = _tuple_field(validator=_each(DogfoodObservation))
-    operator_controls: tuple[dict[str, Any], ...] = _tuple_field(factory=tuple)
+    observations: tuple[DogfoodObservation, ...] = _tuple_field(
+        validator=[_counted(1, 24), _each(DogfoodObservation)]
+    )
+    operator_controls: tuple[dict[str, Any], ...] = _tuple_field(
+        factory=tuple, validator=_counted(0, 8)
+    )
     evaluation: dict[str, Any] | None = None
