@@ -10,6 +10,7 @@ depends on.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -847,7 +848,17 @@ def test_the_union_probe_ranks_like_the_per_term_probes(
         fast = provider.search(scope=SCOPE, query=" ".join(query), limit=10).hits
         patch.setattr(_search, "_rare_together", lambda *_: None)
         slow = provider.search(scope=SCOPE, query=" ".join(query), limit=10).hits
-    assert [(hit.ref, hit.score) for hit in fast] == [(hit.ref, hit.score) for hit in slow]
+    # The same hits with the same scores; BM25 sums its terms in another order on the two
+    # paths, so scores may differ in the last bit and near-ties may swap places.
+    assert [hit.ref for hit in fast if hit.score is None] == [
+        hit.ref for hit in slow if hit.score is None
+    ]
+    assert {
+        hit.ref: pytest.approx(hit.score, rel=1e-9) for hit in fast if hit.score is not None
+    } == {hit.ref: hit.score for hit in slow if hit.score is not None}
+    for hits in (fast, slow):
+        scores = [hit.score for hit in hits if hit.score is not None]
+        assert all(a >= b * (1 - 1e-9) for a, b in itertools.pairwise(scores))
 
 
 # -- several processes, and kill -9 ----------------------------------------------------
