@@ -27,7 +27,8 @@ it just wrote to its own verification recall, which is not a cache: the content
 is this call's).
 
 Targets on the reference 2-core machine: <= 60 us (memory), <= 250 us (sqlite,
-crash-safe: ``synchronous=full``).
+crash-safe: the default ``synchronous=normal`` in WAL mode survives a crash of the
+writing process, which is what an activated receipt promises).
 """
 
 from __future__ import annotations
