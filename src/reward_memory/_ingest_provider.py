@@ -284,12 +284,17 @@ def _verification_recall(
     from reward_memory.guarded_recall import build_recall_request  # noqa: PLC0415
 
     scope = record.scope
-    # The bare digest of this activation: exact, inside the scope, and cheap (it
-    # names this very activation -- not another target a revised policy stored the
-    # same memory under -- and one term is one index lookup). The item must still
-    # carry the candidate ref and the content digest. Differs from the original,
-    # whose query was "<candidate_ref> <content_summary>".
-    query = record.activation_ref.removeprefix("activation:")
+    # The bare digests of the candidate and of this activation: exact, inside the
+    # scope, and cheap (each names one or a few documents). The activation digest
+    # ranks this very activation first when a revised policy has stored the same
+    # memory under a second target (recall shows each memory once). Both, not the
+    # activation's alone: an embedding search (OpenViking) scores a lone hex term
+    # too low to return the record. Differs from the original, whose query was
+    # "<candidate_ref> <content_summary>".
+    query = (
+        f"{record.candidate_ref.removeprefix(_CANDIDATE_PREFIX)} "
+        f"{record.activation_ref.removeprefix('activation:')}"
+    )
     request = RecallRequest(
         mode="function_boundary",
         surface_id=scope.surface_ids[0],
