@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import Provider, ProviderScope
 from reward_memory.testing import Faults, InMemoryProvider, ProviderCall
-from reward_memory.testing import memory as _memory
+from reward_memory.testing import _memory_index as _memory
 
 pytest_plugins = ["reward_memory.testing.pytest_plugin"]
 

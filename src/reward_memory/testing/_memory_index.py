@@ -1,0 +1,190 @@
+"""The in-memory provider's search index: documents, per-scope spaces, ranking.
+
+Private to :mod:`reward_memory.testing.memory`. The index is honest (an inverted
+index per scope, ranking by matched terms then recency), so that what is measured
+on the fixture provider is not flattered by the fixture.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from itertools import chain
+from typing import Final
+
+from reward_memory.providers.spi import ReadResult, SearchHit, SearchResult
+
+SUMMARY_LENGTH: Final = 160
+_TERMS: Final = re.compile(r"\w+")
+_ASCII_NON_WORD: Final = {
+    code: " " for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")
+}
+_NO_HITS: Final = SearchResult()
+# Up to this many matched terms, ranking by set algebra (about terms**2 / 2 C-level set
+# operations) beats counting every posting; beyond it, counting wins. Under
+# _FEW_POSTINGS postings in all, a plain counting loop beats both.
+_LEVELS_UP_TO: Final = 4
+_FEW_POSTINGS: Final = 64
+
+
+class _Document:
+    """One stored document, with what reads and searches need derived at write time."""
+
+    __slots__ = ("_hits", "content", "key", "readback", "ref", "sequence", "terms")
+
+    def __init__(self, *, ref: str, key: str, content: str, sequence: int) -> None:
+        self.ref = ref
+        self.key = key
+        self.content = content
+        self.sequence = sequence
+        self.terms = _terms(content)
+        # Results are frozen records: one readback object serves every read.
+        self.readback = ReadResult(ref=ref, found=True, content=content)
+        self._hits: dict[int, SearchHit] = {}
+
+    def hit(self, overlap: int) -> SearchHit:
+        """The search hit of this document for ``overlap`` shared terms (built once: frozen)."""
+        try:
+            return self._hits[overlap]
+        except KeyError:
+            # The summary only when a search first lists the document (most never are).
+            hit = self._hits[overlap] = SearchHit(
+                ref=self.ref, summary=_summary(self.content), score=float(overlap)
+            )
+            return hit
+
+
+class _Space:
+    """The documents of one scope and their inverted index (term -> write sequences)."""
+
+    __slots__ = ("by_sequence", "documents", "last_written", "postings")
+
+    def __init__(self) -> None:
+        self.documents: dict[str, _Document] = {}
+        self.by_sequence: dict[int, _Document] = {}
+        self.postings: dict[str, set[int]] = {}
+        self.last_written: int | None = None
+
+    def add(self, document: _Document) -> None:
+        self.documents[document.ref] = document
+        self.by_sequence[document.sequence] = document
+        postings = self.postings
+        for term in document.terms:
+            holders = postings.get(term)
+            if holders is None:
+                postings[term] = {document.sequence}
+            else:
+                holders.add(document.sequence)
+        self.last_written = document.sequence
+
+    def remove(self, ref: str) -> _Document | None:
+        document = self.documents.pop(ref, None)
+        if document is None:
+            return None
+        sequence = document.sequence
+        del self.by_sequence[sequence]
+        postings = self.postings
+        for term in document.terms:
+            holders = postings.get(term)
+            if holders is not None:
+                holders.discard(sequence)
+                if not holders:
+                    del postings[term]
+        if self.last_written == sequence:
+            self.last_written = None
+        return document
+
+    def search(self, wanted: frozenset[str], limit: int, missed: int | None) -> SearchResult:
+        """The best ``limit`` documents: most shared terms, then oldest (first written) first.
+
+        Call with the provider's lock held (the posting sets must not change meanwhile).
+        """
+        postings = self.postings
+        lists = [holders for term in wanted if (holders := postings.get(term))]
+        if not lists:
+            return _NO_HITS
+        by_sequence = self.by_sequence
+        shared = len(lists)
+        # Documents holding every matched term rank first; when they alone fill the
+        # limit, nothing needs counting per document (set intersection runs in C).
+        if shared == 1:
+            full = lists[0]
+        else:
+            lists.sort(key=len)  # the intersection then walks the shortest posting list
+            full = lists[0].intersection(*lists[1:])
+        if missed is not None and missed in full:
+            full = full - {missed}
+        if shared == 1 or len(full) >= limit:
+            best = sorted(full)[:limit]
+            return _result([by_sequence[sequence].hit(shared) for sequence in best])
+        postings_total = sum(map(len, lists))
+        if shared <= _LEVELS_UP_TO and postings_total > _FEW_POSTINGS:
+            ranked = _by_levels(lists, limit, missed)
+        else:
+            ranked = _by_counts(lists, limit, missed, postings_total)
+        return _result([by_sequence[sequence].hit(count) for sequence, count in ranked])
+
+
+def _by_levels(lists: list[set[int]], limit: int, missed: int | None) -> list[tuple[int, int]]:
+    """Best ``limit`` (sequence, shared terms), by set algebra (few terms: C-level set ops).
+
+    ``at_least[j]`` collects the sequences held by at least ``j`` of the lists; the
+    documents sharing exactly ``j`` terms are ``at_least[j] - at_least[j + 1]``.
+    """
+    at_least: list[set[int]] = [set() for _ in range(len(lists) + 2)]
+    for seen, holders in enumerate(lists, 1):
+        for j in range(seen, 1, -1):  # from the top: at_least[j - 1] is still the old set
+            at_least[j] |= at_least[j - 1] & holders
+        at_least[1] |= holders
+    ranked: list[tuple[int, int]] = []
+    for j in range(len(lists), 0, -1):
+        level = at_least[j] - at_least[j + 1]
+        if missed is not None:
+            level.discard(missed)
+        ranked.extend((sequence, j) for sequence in sorted(level)[: limit - len(ranked)])
+        if len(ranked) >= limit:
+            break
+    return ranked
+
+
+def _by_counts(
+    lists: list[set[int]], limit: int, missed: int | None, postings_total: int
+) -> list[tuple[int, int]]:
+    """Best ``limit`` (sequence, shared terms), by counting every posting."""
+    counts: dict[int, int]
+    if postings_total > _FEW_POSTINGS:
+        counts = Counter(chain.from_iterable(lists))  # counts in C
+    else:  # a plain loop is cheaper than setting up a Counter
+        counts = {}
+        get = counts.get
+        for holders in lists:
+            for sequence in holders:
+                counts[sequence] = get(sequence, 0) + 1
+    if missed is not None:
+        counts.pop(missed, None)
+    # Oldest first, then (a stable sort) most shared terms first.
+    best = sorted(sorted(counts), key=counts.__getitem__, reverse=True)[:limit]
+    return [(sequence, counts[sequence]) for sequence in best]
+
+
+def _result(hits: list[SearchHit]) -> SearchResult:
+    return SearchResult(hits=tuple(hits)) if hits else _NO_HITS
+
+
+def _terms(text: str) -> frozenset[str]:
+    """The ``\\w+`` words of ``text``, case-folded (the index terms)."""
+    if text.isascii():
+        # The same words, about three times faster: on ASCII text ``\w`` is exactly
+        # letters, digits and "_", and casefold is lower.
+        return frozenset(text.lower().translate(_ASCII_NON_WORD).split())
+    return frozenset(_TERMS.findall(text.casefold()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_terms(query: str) -> frozenset[str]:
+    return _terms(query)
+
+
+def _summary(content: str) -> str:
+    return " ".join(content.split())[:SUMMARY_LENGTH]
