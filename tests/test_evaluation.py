@@ -201,15 +201,16 @@ def test_the_lifecycle_seeds_are_the_real_activation_at_the_observation_time() -
 
     seeds = lifecycle_seeds(fx.OBSERVED_AT)
     assert _SEEDS[fx.OBSERVED_AT] is seeds
-    assert {name: json.loads(text)["lifecycle_state"] for name, text in seeds.contents.items()} == {
+    written = {"superseded": seeds.superseded, "revoked": seeds.revoked, "active": seeds.active}
+    assert {name: json.loads(text)["lifecycle_state"] for name, text in written.items()} == {
         "superseded": "superseded",
         "revoked": "revoked",
         "active": "active",
     }
-    assert json.loads(seeds.contents["active"])["activation_ref"] == seeds.active_ref
+    assert json.loads(seeds.active)["activation_ref"] == seeds.active_ref
     earlier = lifecycle_seeds("2025-01-01T00:00:00Z")
     assert "2025-01-01T00:00:00Z" not in _SEEDS  # an earlier clock is not kept
-    assert json.loads(earlier.contents["active"])["activated_at"] == "2025-01-01T00:00:00Z"
+    assert json.loads(earlier.active)["activated_at"] == "2025-01-01T00:00:00Z"
     for _ in range(2):
         run = evaluate(now=NOW)
         lifecycle = next(c for c in run.cases if c.case_id == "supersede_revoke_rejection")

@@ -2,7 +2,10 @@
 
 Both seed the store the way its corpus owner would (ingest, or the owner's own
 write of a record whose lifecycle changed) inside :meth:`Context.seeding`, then
-recall through the real guarded recall.
+recall through the real guarded recall. The lifecycle-changed records are fixture
+constants (:func:`lifecycle_seeds`: the real propose, accept and activate at the
+observation time, built once per process); their writes and the recalls run in
+every evaluation.
 """
 
 from __future__ import annotations
@@ -90,7 +93,9 @@ class LifecycleSeeds:
     corpus, and its superseded and revoked copies, as the corpus owner's write bytes."""
 
     active_ref: str
-    contents: dict[str, str]
+    active: str
+    superseded: str
+    revoked: str
 
 
 # Fixture constants, built on first use: the records are a function of the observation
@@ -139,11 +144,15 @@ def _build_seeds(observed_at: str) -> LifecycleSeeds:
     )
     return LifecycleSeeds(
         active_ref=record.activation_ref,
-        contents={
-            name: canonical_json(to_plain(item)).decode("utf-8")
-            for name, item in (("superseded", superseded), ("revoked", revoked), ("active", record))
-        },
+        active=_written(record),
+        superseded=_written(superseded),
+        revoked=_written(revoked),
     )
+
+
+def _written(record: ActiveRecord) -> str:
+    """What the corpus owner writes for ``record``: its canonical JSON."""
+    return canonical_json(to_plain(record)).decode("utf-8")
 
 
 def _relabelled(record: ActiveRecord, **changes: Any) -> ActiveRecord:
@@ -156,13 +165,13 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
     check = Check()
     seeds = lifecycle_seeds(ctx.fixture.observed_at)
     with ctx.seeding():
-        _store(ctx, "superseded", seeds.contents["superseded"])
-        _store(ctx, "revoked", seeds.contents["revoked"])
+        _store(ctx, "superseded", seeds.superseded)
+        _store(ctx, "revoked", seeds.revoked)
     packet = _recall_lifecycle(ctx).packet
     # The control: the same record, still active, beside them is recalled -- so the
     # copies were refused for their lifecycle, not because the scope or bytes were bad.
     with ctx.seeding():
-        _store(ctx, "active", seeds.contents["active"])
+        _store(ctx, "active", seeds.active)
     control = _recall_lifecycle(ctx)
     recalled = [item.record.activation_ref for item in control.items]
     check.that("recall_empty", packet.status == "empty")
