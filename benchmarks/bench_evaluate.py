@@ -5,7 +5,8 @@
 Every timed :func:`reward_memory.evaluation.evaluate` call binds the fixture in a
 namespace of its own and seeds a fresh store; only the fixture's constant records
 (the event, the corpora, the checkpoints: built once at import, like any module
-constant) are shared between calls, never a result. Rows:
+constant; the lifecycle case's seed records, built on the first call) are shared
+between calls, never a result. Rows:
 
 - ``evaluate, memory, memos cleared``: the whole call (eight cases, seeding,
   cleanup, the packet) with every bounded memo of the library (its
