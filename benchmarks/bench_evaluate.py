@@ -5,7 +5,8 @@
 Every timed :func:`reward_memory.evaluation.evaluate` call binds the fixture in a
 namespace of its own and seeds a fresh store; only the fixture's constant records
 (the event, the corpora, the checkpoints: built once at import, like any module
-constant) are shared between calls, never a result. Rows:
+constant; the lifecycle case's seed records, built on the first call) are shared
+between calls, never a result. Rows:
 
 - ``evaluate, memory, memos cleared``: the whole call (eight cases, seeding,
   cleanup, the packet) with every bounded memo of the library (its
@@ -16,6 +17,12 @@ constant) are shared between calls, never a result. Rows:
 - ``eight cases, memory, memos cleared``: the sum of the per-case latencies the
   packet reports (the cases alone: no fixture building, cleanup or packet).
 - ``evaluate, sqlite, memos cleared``: the whole call on a fresh SQLite file.
+- ``share: operations inside the eight cases`` / ``share: the evaluation's own``:
+  the case latencies split into the time spent inside the seams the cases run
+  (ingest, propose, review, activate, recall, apply, the route check; each
+  wrapped with a clock where the case modules call it) and the rest -- the
+  evaluation's own: seeding writes, the restart, the counting proxy, checks and
+  evidence (memos cleared, medians of the per-run sums).
 - ``first evaluate in a new process``: median over new processes of the first
   call after import (cold regexes and memos: what the CLI pays).
 - ``calibration: one fresh ingest, memory``: one executed ingest of the fixture
@@ -83,6 +90,54 @@ _FIRST = (
 )
 
 
+# Where the case modules call the seams (module, names): wrapped by _share() only.
+_SEAMS = (
+    ("reward_memory.evaluation.store_cases", ("ingest", "propose", "review", "activate")),
+    ("reward_memory.evaluation.guard_cases", ("propose", "review")),
+    ("reward_memory.evaluation.context", ("recall", "apply")),
+    ("reward_memory.evaluation.application_cases", ("route_check",)),
+)
+
+
+def _share(runs: int) -> tuple[float, float]:
+    """Median ms per run inside the seams the cases call, and of the cases' rest."""
+    import importlib
+
+    spent = [0]
+
+    def clocked(seam: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter_ns()
+            try:
+                return seam(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter_ns() - start
+
+        return call
+
+    originals = []
+    for name, seams in _SEAMS:
+        module = importlib.import_module(name)
+        for seam in seams:
+            originals.append((module, seam, getattr(module, seam)))
+            setattr(module, seam, clocked(getattr(module, seam)))
+    memos = _memos()
+    inside, rest = [], []
+    try:
+        for _ in range(runs):
+            for memo in memos:
+                memo.cache_clear()
+            spent[0] = 0
+            result = evaluate()
+            assert result.ok, result.release_gate.reason_codes
+            inside.append(spent[0] / 1e6)
+            rest.append(result.metrics.latency_ms - spent[0] / 1e6)
+    finally:
+        for module, seam, original in originals:
+            setattr(module, seam, original)
+    return statistics.median(inside), statistics.median(rest)
+
+
 def _ingest_us(runs: int) -> float:
     from datetime import UTC, datetime
 
@@ -130,6 +185,7 @@ def main() -> int:
         evaluate()
     cleared_whole, cleared_cases = _timed(args.runs, clear=True)
     warm_whole, warm_cases = _timed(args.runs, clear=False)
+    operations, own = _share(args.runs)
     with tempfile.TemporaryDirectory() as tmp:
         sqlite_whole, _ = _timed(
             max(20, args.runs // 10),
@@ -179,6 +235,8 @@ def main() -> int:
     rows = [
         {"what": "eight cases, memory, memos cleared", "value": cleared_cases, "unit": "ms"},
         {"what": "eight cases, memory, memos warm", "value": warm_cases, "unit": "ms"},
+        {"what": "share: operations inside the eight cases", "value": operations, "unit": "ms"},
+        {"what": "share: the evaluation's own", "value": own, "unit": "ms"},
         {"what": "evaluate, memory, memos cleared", "value": cleared_whole, "unit": "ms"},
         {"what": "evaluate, memory, memos warm", "value": warm_whole, "unit": "ms"},
         {"what": "evaluate, sqlite, memos cleared", "value": sqlite_whole, "unit": "ms"},

@@ -752,3 +752,103 @@ def test_any_error_packet_validates_against_its_schema(
     assert schemas.validate(packet) == "reward_memory_error_v0"
     if path is None:
         assert packet["field_path"] is None
+
+
+def _path_verdict(path: str) -> bool:
+    """The error packet's path check, as it ran before the shortcuts: every path scanned
+    whole and glued (the root ``$`` included)."""
+    from reward_memory.cli._common import _PATH_GLUE
+    from reward_memory.text import find_unsafe
+
+    return find_unsafe(path) is not None or find_unsafe(_PATH_GLUE.sub(" ", path)) is not None
+
+
+# Keys from anywhere (an input's keys reach the path), shapes near the root "$" included.
+_KEY_PARTS = st.sampled_from(
+    [
+        "${home}/",
+        "$home/",
+        "home/",
+        "{home}/",
+        "~/",
+        "/home/x",
+        "x.ssh/",
+        "ssh/",
+        "k-",
+        "sk-",
+        "password: ",
+        ":",
+        "=",
+        "-",
+        "--",
+        "_",
+        ".",
+        "[0]",
+        "[",
+        "]",
+        "$",
+        "%tmp%",
+        "..",
+        "\\",
+        " ",
+    ]
+)
+_KEYS = st.lists(_KEY_PARTS | st.text(max_size=12), max_size=6).map("".join)
+
+
+@settings(max_examples=400)
+@given(root=st.sampled_from(["$.", "$[", "$", ""]), key=_KEYS)
+def test_the_root_of_a_path_is_not_rescanned_and_the_verdict_is_unchanged(
+    root: str, key: str
+) -> None:
+    """Contract (DESIGN.md §8, the error packet): a path with a credential or local-path
+    shape is withheld. The root "$" of "$." / "$[" is left out of the scan (alone it
+    would compile the full secret scan for every error packet): the verdict stays the
+    same for every path."""
+    from reward_memory.cli._common import _PATH_GLUE, _path_body
+    from reward_memory.text import find_unsafe
+
+    path = root + key
+    shortcut = find_unsafe(_path_body(path)) is not None or (
+        find_unsafe(_PATH_GLUE.sub(" ", path)) is not None
+    )
+    assert shortcut == _path_verdict(path)
+
+
+def test_an_error_packet_with_a_field_path_compiles_no_full_secret_scan() -> None:
+    """Start-up (issue 11 item 4): an error packet naming "$.record.record_ref" or one
+    of the verbs' own options needs no full secret scan (a fresh process, where the
+    scan is compiled on first use), and still withholds an unsafe path."""
+    probe = (
+        "import io, contextlib, reward_memory.text as t\n"
+        "from reward_memory.cli._common import emit_error\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    emit_error('invalid_format', 'does not match', '$.record.record_ref')\n"
+        "    emit_error('invalid_json', 'not valid JSON', '--input')\n"
+        "print(t._unsafe.cache_info().currsize, out.getvalue().count('record_ref'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "2"]
+    out = io.StringIO()
+    from reward_memory.cli._common import emit_error
+
+    with contextlib.redirect_stdout(out):
+        emit_error("invalid_format", "does not match", "$.${HOME}/.ssh/id_rsa")
+    assert json.loads(out.getvalue())["field_path"] == "$"
+
+
+def test_the_verbs_own_options_pass_the_secret_scan() -> None:
+    """The options an error packet names unscanned are words the scan passes, and they
+    are every option a verb module names as an error path."""
+    from reward_memory.cli._common import OWN_OPTIONS
+
+    assert not any(_path_verdict(option) for option in OWN_OPTIONS)
+    named = set()
+    for module in (Path(__file__).resolve().parents[1] / "src/reward_memory/cli").glob("*.py"):
+        source = module.read_text(encoding="utf-8")
+        named |= set(re.findall(r'path="(--[a-z-]+)"', source))
+        named |= set(re.findall(r'option="(--[a-z-]+)"', source))
+        named |= set(re.findall(r'_bad\([^)]*?"(--[a-z-]+)",\s*"[a-z_]+"\)', source, re.S))
+    assert named
+    assert named <= OWN_OPTIONS

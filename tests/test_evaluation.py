@@ -192,6 +192,35 @@ def test_a_clock_before_the_fixture_time_still_passes() -> None:
     assert evaluate(now=datetime(2025, 1, 1, tzinfo=UTC)).ok is True
 
 
+def test_the_lifecycle_seeds_are_the_real_activation_at_the_observation_time() -> None:
+    """The lifecycle case seeds what propose, accept and activate give the fixture
+    candidate (built once per process: a function of the observation time alone),
+    and every run still writes them into its own namespace and recalls them."""
+    from reward_memory.evaluation import fixture as fx
+    from reward_memory.evaluation.store_cases import _SEEDS, lifecycle_seeds
+
+    seeds = lifecycle_seeds(fx.OBSERVED_AT)
+    assert _SEEDS[fx.OBSERVED_AT] is seeds
+    written = {"superseded": seeds.superseded, "revoked": seeds.revoked, "active": seeds.active}
+    assert {name: json.loads(text)["lifecycle_state"] for name, text in written.items()} == {
+        "superseded": "superseded",
+        "revoked": "revoked",
+        "active": "active",
+    }
+    assert json.loads(seeds.active)["activation_ref"] == seeds.active_ref
+    earlier = lifecycle_seeds("2025-01-01T00:00:00Z")
+    assert "2025-01-01T00:00:00Z" not in _SEEDS  # an earlier clock is not kept
+    assert json.loads(earlier.active)["activated_at"] == "2025-01-01T00:00:00Z"
+    for _ in range(2):
+        run = evaluate(now=NOW)
+        lifecycle = next(c for c in run.cases if c.case_id == "supersede_revoke_rejection")
+        assert lifecycle.passed
+        assert lifecycle.fixture_write_count == 3
+        assert run.fixture.seed_write_count == 4  # the ingest and the three seeds
+        assert run.fixture.cleanup_delete_count == 4
+        assert run.fixture.cleaned_up
+
+
 def test_sqlite_provider_passes_and_is_left_clean(tmp_path: Path, memory_run: Evaluation) -> None:
     """Done when: the gate is open on the SQLite provider; cleanup leaves no document."""
     database = tmp_path / "eval.db"

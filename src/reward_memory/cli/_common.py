@@ -23,6 +23,30 @@ _ERROR_CODE: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # make a terminal show a path other than the one printed).
 _UNPRINTABLE: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
 _PATH_GLUE: Final = re.compile(r"^\$|[.\[\]]")
+# The verbs' own options, named as the path of a whole-file or flag error: constant
+# words the secret scan passes (a test holds each to it), so they are not scanned
+# again -- "--x" alone sends text on to the full scan, compiled at a cost.
+OWN_OPTIONS: Final = frozenset(
+    {
+        "--activation",
+        "--agent",
+        "--agent-id",
+        "--authority",
+        "--binding",
+        "--case",
+        "--check",
+        "--config",
+        "--decision",
+        "--goal-id",
+        "--input",
+        "--namespace",
+        "--now",
+        "--observed-at",
+        "--provider",
+        "--scope-ref",
+        "--timeout",
+    }
+)
 # Keys the text summary shows first, in this order, when a packet has them.
 _SUMMARY_KEYS: Final = (
     "status",
@@ -117,12 +141,26 @@ def emit_error(code: str, message: str, path: str | None) -> None:
     message = _printable(message)
     if find_unsafe(message) is not None:
         message = "the input was not understood (a detail was withheld: it looks unsafe)"
-    if path is not None:
+    if path is not None and path not in OWN_OPTIONS:
         path = _printable(path)
         # A key is glued to "$." or "]": check it as a word of its own as well.
-        if find_unsafe(path) is not None or find_unsafe(_PATH_GLUE.sub(" ", path)) is not None:
+        if find_unsafe(_path_body(path)) is not None or (
+            find_unsafe(_PATH_GLUE.sub(" ", path)) is not None
+        ):
             path = "$"
     write_json(error_packet(code, _clip(message, _MAX_MESSAGE), path and _clip(path, _MAX_PATH)))
+
+
+def _path_body(path: str) -> str:
+    """A field path without its root ``$``, where that cannot change the scan's verdict.
+
+    A lone ``$`` sends any text on to the full secret scan (for ``$HOME/`` shapes),
+    and compiling that scan would cost every error packet several milliseconds.
+    No shape starts at the ``$`` of ``$.`` or ``$[`` (only ``$HOME/`` and
+    ``${HOME}/`` start with one) and none looks back at it, so the rest gets the
+    same verdict (``tests/test_cli_malformed.py`` holds the two equal).
+    """
+    return path[1:] if path == "$" or path.startswith(("$.", "$[")) else path
 
 
 def _printable(text: str) -> str:

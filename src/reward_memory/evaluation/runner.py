@@ -94,9 +94,16 @@ def _restarter(proxy: CountingProvider, url: str | None, restarts: list[int]) ->
     return restart
 
 
+# The canonical encoding (sorted keys, compact, UTF-8); the keys are checked names.
+# One encoder for the process: json.dumps with these options builds this very
+# encoder on every call.
+_EVIDENCE_ENCODER: Final = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False
+)
+
+
 def _evidence_json(evidence: dict[str, Any]) -> bytes:
-    # The canonical encoding (sorted keys, compact, UTF-8); the keys are checked names.
-    return json.dumps(evidence, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _EVIDENCE_ENCODER.encode(evidence).encode()
 
 
 def _failure_kind(exc: BaseException) -> str:

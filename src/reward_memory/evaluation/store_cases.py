@@ -2,7 +2,10 @@
 
 Both seed the store the way its corpus owner would (ingest, or the owner's own
 write of a record whose lifecycle changed) inside :meth:`Context.seeding`, then
-recall through the real guarded recall.
+recall through the real guarded recall. The lifecycle-changed records are fixture
+constants (:func:`lifecycle_seeds`: the real propose, accept and activate at the
+observation time, built once per process); their writes and the recalls run in
+every evaluation.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from reward_memory.activation import activate, activation_ref_of
+from reward_memory.adapters.issue_fix import issue_fix_proposal
 from reward_memory.candidates import propose, review
 from reward_memory.digests import canonical_json
 from reward_memory.evaluation import fixture as fx
@@ -83,33 +87,47 @@ def compact_restart_survival(ctx: Context) -> Check:
     return check
 
 
-def _accepted(ctx: Context) -> tuple[ActiveRecord, str]:
-    """The fixture candidate proposed, accepted and activated in the
-    lifecycle corpus; also the ref of its edited successor."""
-    f = ctx.fixture
+@attrs.frozen(kw_only=True)
+class LifecycleSeeds:
+    """What the lifecycle case seeds: the fixture candidate activated in the lifecycle
+    corpus, and its superseded and revoked copies, as the corpus owner's write bytes."""
+
+    active_ref: str
+    active: str
+    superseded: str
+    revoked: str
+
+
+# Fixture constants, built on first use: the records are a function of the observation
+# time alone (every clock below is that time), so one process builds them once. What
+# the case measures -- the writes into the run's own namespace and the recalls -- runs
+# every time.
+_SEEDS: dict[str, LifecycleSeeds] = {}
+
+
+def lifecycle_seeds(observed_at: str) -> LifecycleSeeds:
+    """The lifecycle records observed at ``observed_at`` (kept for the fixture time)."""
+    seeds = _SEEDS.get(observed_at)
+    if seeds is None:
+        seeds = _build_seeds(observed_at)
+        if observed_at == fx.OBSERVED_AT:  # the other times are rare: a clock before it
+            _SEEDS[observed_at] = seeds
+    return seeds
+
+
+def _build_seeds(observed_at: str) -> LifecycleSeeds:
+    """Propose, accept and activate the fixture candidate; relabel its copies."""
     checkpoint = fx.AUTHORITY_CHECKPOINT
-    packet = propose(f.observed.proposal, checkpoint, now=ctx.now)
-    # Activated at the observation time, as ingest does: the same bytes at any clock.
+    moment = parse_timestamp(observed_at)
+    proposal = issue_fix_proposal(fx.EVENT, observed_at=observed_at)
+    packet = propose(proposal, checkpoint, now=moment)
     record = activate(
-        review(packet, fx.ACCEPT, checkpoint=checkpoint, now=ctx.now),
-        f.lifecycle_corpus,
+        review(packet, fx.ACCEPT, checkpoint=checkpoint, now=moment),
+        fx.LIFECYCLE_CORPUS,
         checkpoint=checkpoint,
-        now=parse_timestamp(f.observed_at),
+        now=moment,
     )
-    successor = review(packet, fx.EDIT, checkpoint=checkpoint, now=ctx.now).record.candidate_ref
-    return record, successor
-
-
-def _relabelled(record: ActiveRecord, **changes: Any) -> ActiveRecord:
-    changed = attrs.evolve(record, activation_ref="activation:pending", **changes)
-    return attrs.evolve(changed, activation_ref=activation_ref_of(changed))
-
-
-def supersede_revoke_rejection(ctx: Context) -> Check:
-    """A superseded and a revoked copy of a record are never recalled (its active copy is)."""
-    check = Check()
-    f = ctx.fixture
-    record, successor = _accepted(ctx)
+    successor = review(packet, fx.EDIT, checkpoint=checkpoint, now=moment).record.candidate_ref
     superseded = _relabelled(
         record,
         lifecycle_state="superseded",
@@ -120,18 +138,40 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
         lifecycle_state="revoked",
         revocation=Revocation(
             revoked_by_ref=fx.OWNER,
-            revoked_at=f.observed_at,
+            revoked_at=observed_at,
             reason="Revoked by the corpus owner.",
         ),
     )
+    return LifecycleSeeds(
+        active_ref=record.activation_ref,
+        active=_written(record),
+        superseded=_written(superseded),
+        revoked=_written(revoked),
+    )
+
+
+def _written(record: ActiveRecord) -> str:
+    """What the corpus owner writes for ``record``: its canonical JSON."""
+    return canonical_json(to_plain(record)).decode("utf-8")
+
+
+def _relabelled(record: ActiveRecord, **changes: Any) -> ActiveRecord:
+    changed = attrs.evolve(record, activation_ref="activation:pending", **changes)
+    return attrs.evolve(changed, activation_ref=activation_ref_of(changed))
+
+
+def supersede_revoke_rejection(ctx: Context) -> Check:
+    """A superseded and a revoked copy of a record are never recalled (its active copy is)."""
+    check = Check()
+    seeds = lifecycle_seeds(ctx.fixture.observed_at)
     with ctx.seeding():
-        _store(ctx, "superseded", superseded)
-        _store(ctx, "revoked", revoked)
+        _store(ctx, "superseded", seeds.superseded)
+        _store(ctx, "revoked", seeds.revoked)
     packet = _recall_lifecycle(ctx).packet
     # The control: the same record, still active, beside them is recalled -- so the
     # copies were refused for their lifecycle, not because the scope or bytes were bad.
     with ctx.seeding():
-        _store(ctx, "active", record)
+        _store(ctx, "active", seeds.active)
     control = _recall_lifecycle(ctx)
     recalled = [item.record.activation_ref for item in control.items]
     check.that("recall_empty", packet.status == "empty")
@@ -139,7 +179,7 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
     check.that("nothing_read_back_as_usable", not packet.result_readback_verified)
     check.that("provider_was_asked", packet.provider_call_count > 0)
     check.that("active_copy_recalled", control.packet.status == "completed")
-    check.that("only_the_active_copy", recalled == [record.activation_ref])
+    check.that("only_the_active_copy", recalled == [seeds.active_ref])
     check.false_application(packet.result_count)
     check.false_application(len(recalled) > 1)
     check.evidence = {
@@ -152,10 +192,9 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
     return check
 
 
-def _store(ctx: Context, name: str, record: ActiveRecord) -> None:
+def _store(ctx: Context, name: str, content: str) -> None:
     """The corpus owner's write of one record into the lifecycle corpus."""
     binding = ctx.fixture.lifecycle_binding
-    content = canonical_json(to_plain(record)).decode("utf-8")
     ctx.provider.write(
         scope=binding.provider_scope,
         key=f"stage4-{name}.json",
