@@ -37,6 +37,7 @@ from _ingest_support import (
     soft_event_data,
 )
 from reward_memory import schemas, wire
+from reward_memory.digests import _CANONICAL
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.ingestion import aingest, ingest, policy_digest, target_key
 from reward_memory.providers.spi import ReadResult, WriteResult
@@ -584,11 +585,15 @@ def test_the_one_pass_writer_is_the_canonical_encoder(path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     record = wire.load(data)
     assert canonical_text(record) == canonical_json(to_plain(record)).decode("utf-8")
+    assert canonical_text(record) == _CANONICAL.encode(to_plain(record))
 
 
 @settings(max_examples=60, deadline=None)
-@given(summary=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80))
-def test_the_writer_escapes_text_as_the_encoder_does(summary: str) -> None:
+@given(
+    summary=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80),
+    number=st.integers() | st.floats(allow_nan=False, allow_infinity=False),
+)
+def test_the_writer_escapes_text_as_the_encoder_does(summary: str, number: float) -> None:
     """Quotes, backslashes, control and non-ASCII characters, numbers, nested data:
     the same text as the canonical encoder (a record class that checks nothing)."""
     from reward_memory.digests import canonical_json
@@ -598,12 +603,14 @@ def test_the_writer_escapes_text_as_the_encoder_does(summary: str) -> None:
 
     decision = ModelDecision(
         outcome="ignored",
-        output={"k": [summary, 1, 2.5, None, True], summary: {"z": 0, "a": [False]}},
+        output={"k": [summary, 1, number, None, True], summary: {"z": 0, "a": [False]}},
         memory_refs=("provider-0123456789abcdef0123", summary),
         reasoning_summary=summary,
         current_artifact_verified=True,
     )
     assert canonical_text(decision) == canonical_json(to_plain(decision)).decode("utf-8")
+    # The orjson path and the standard encoder: one text (floats, big ints, surrogates too).
+    assert canonical_text(decision) == _CANONICAL.encode(to_plain(decision))
 
 
 def test_the_config_adapter_id_and_its_alias_are_one_adapter() -> None:

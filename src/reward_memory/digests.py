@@ -15,6 +15,8 @@ import hashlib
 import json
 from typing import Any, Final, Literal
 
+import orjson
+
 __all__ = [
     "REF_HEX_LENGTH",
     "canonical_json",
@@ -40,6 +42,10 @@ _CANONICAL: Final = json.JSONEncoder(
 )
 
 
+_SORTED: Final = orjson.OPT_SORT_KEYS
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
 def canonical_json(value: Any) -> bytes:
     """The canonical UTF-8 JSON bytes of ``value``.
 
@@ -47,7 +53,43 @@ def canonical_json(value: Any) -> bytes:
     share bytes, and so an identity); tuples encode as arrays. Raises
     ``TypeError`` for a non-string key or a value JSON cannot hold, and
     ``ValueError`` for NaN, an infinity, or a string with a lone surrogate.
+
+    Written by ``orjson`` (a tenth of the cost) when the value holds only what
+    it writes byte for byte as the standard encoder does -- exact ``str``,
+    ``int``, ``bool``, ``None``, ``list``, ``tuple`` and str-keyed ``dict``
+    (keys sorted by code point, as UTF-8 bytes sort); the standard encoder
+    writes everything else (floats, subclasses, datetimes, enums), and
+    anything ``orjson`` refuses (an integer beyond 64 bits, a lone surrogate,
+    deep nesting), with its own result or error. ``tests/test_digests.py``
+    holds the two equal.
     """
+    try:
+        if _plain(value):
+            return orjson.dumps(value, option=_SORTED)
+    except (TypeError, RecursionError):
+        pass  # the standard path below gives the bytes or the error
+    return _stdlib_json(value)
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` holds only what orjson and the standard encoder write alike."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if type(item) not in _SCALARS and not _plain(item):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        for item in value:  # noqa: SIM110 - a loop, not a generator frame per call
+            if type(item) not in _SCALARS and not _plain(item):
+                return False
+        return True
+    return kind in _SCALARS
+
+
+def _stdlib_json(value: Any) -> bytes:
     _check_keys(value)
     text = _CANONICAL.encode(value)
     try:

@@ -54,10 +54,10 @@ import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from json.encoder import encode_basestring as _string  # what the canonical encoder uses
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
+import orjson
 
 from reward_memory._boundary import strict_packet
 from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
@@ -119,60 +119,71 @@ def target_key(policy: StandingPolicy, candidate_ref: str) -> str:
     return f"reward-memory-{policy_digest(policy)}-{candidate_digest}.json"
 
 
-# Per record class: a function giving its canonical JSON text (see canonical_text).
-_WRITERS: dict[type[Any], Callable[[Any], str]] = {}
-_LITERALS: Final = {True: "true", False: "false", None: "null"}
-
-
 def canonical_text(record: Any) -> str:
-    """The canonical JSON text of a record's plain form, written in one pass.
+    """The canonical JSON text of a record's plain form.
 
     Exactly ``digests._CANONICAL.encode(to_plain(record))`` (sorted keys, no
     spaces, non-ASCII kept, ``None`` left out of records that declare
-    ``__rm_omit_none__``), without building the plain dicts first and sorting
-    their keys again: each record class gets a writer with its field names in
-    sorted order, once. The record is written once per ingest on the hot path;
-    ``tests/test_ingest.py`` holds the two equal for every example packet.
+    ``__rm_omit_none__``). The plain form is built by a compiled per-class
+    builder and written by ``orjson`` when it holds only exact ``str``,
+    ``int``, ``bool``, ``None``, lists and str-keyed dicts (which orjson writes
+    byte for byte as the standard encoder does, see :mod:`reward_memory.digests`);
+    anything else -- a float, a subclass, a lone surrogate, an integer beyond
+    64 bits -- goes through ``to_plain`` and the standard encoder. The record is
+    written once per ingest on the hot path; ``tests/test_ingest.py`` holds the
+    two equal.
     """
-    return _value(record)
+    try:
+        return orjson.dumps(_plain(record), option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except (_Unplain, TypeError, RecursionError):
+        return _CANONICAL.encode(to_plain(record))
 
 
-def _value(value: Any) -> str:
+class _Unplain(Exception):
+    """A value orjson might write differently from the standard encoder."""
+
+
+# Per record class: a function giving its plain form (see canonical_text).
+_BUILDERS: dict[type[Any], Callable[[Any], Any]] = {}
+
+
+def _plain(value: Any) -> Any:
     kind = type(value)
-    if kind is str:
-        return _string(value)
-    if kind is bool or value is None:
-        return _LITERALS[value]
-    writer = _WRITERS.get(kind)
-    if writer is not None:
-        return writer(value)
+    if kind is str or kind is bool or kind is int or value is None:
+        return value
+    build = _BUILDERS.get(kind)
+    if build is not None:
+        return build(value)
     if kind is tuple or kind is list:
-        return "[" + ",".join([_value(item) for item in value]) + "]"
+        return [_plain(item) for item in value]
+    if kind is dict:
+        if not all(type(key) is str for key in value):
+            raise _Unplain
+        return {key: _plain(item) for key, item in value.items()}
     if attrs.has(kind):
-        return _writer(kind)(value)
-    return _CANONICAL.encode(to_plain(value))  # numbers, mappings: the encoder itself
+        return _builder(kind)(value)
+    raise _Unplain  # floats, subclasses, anything else: the standard encoder decides
 
 
-def _writer(kind: type[Any]) -> Callable[[Any], str]:
-    """Compile the writer of one record class (its fields in sorted order, one expression)."""
-    names = sorted(field.name for field in attrs.fields(kind))
+def _builder(kind: type[Any]) -> Callable[[Any], Any]:
+    """Compile the plain-form builder of one record class (one dict display)."""
+    names = [field.name for field in attrs.fields(kind)]
     if not all(name.isidentifier() for name in names):  # pragma: no cover - attrs fields are
         raise TypeError(f"{kind.__name__}: field names must be identifiers")
+    display = "{" + ", ".join(f"{name!r}: v(r.{name})" for name in names) + "}"
     if getattr(kind, "__rm_omit_none__", False):
-        # A None field is left out, so the commas depend on the values: join the parts.
-        items = ", ".join(
-            f"(None if r.{name} is None else {_string(name)!r} + ':' + v(r.{name}))"
-            for name in names
+        # A None field is left out (as to_plain does).
+        source = (
+            f"def build(r):\n    d = {display}\n"
+            "    return {k: x for k, x in d.items() if x is not None}\n"
         )
-        source = f"def write(r):\n    return '{{' + ','.join([p for p in ({items},) if p]) + '}}'\n"
     else:
-        body = " + ',' + ".join(f"{_string(name) + ':'!r} + v(r.{name})" for name in names)
-        source = f"def write(r):\n    return '{{' + {body} + '}}'\n"
-    namespace: dict[str, Any] = {"v": _value}
-    exec(compile(source, f"<canonical writer {kind.__name__}>", "exec"), namespace)  # noqa: S102 - field names only
-    write: Callable[[Any], str] = namespace["write"]
-    _WRITERS[kind] = write
-    return write
+        source = f"def build(r):\n    return {display}\n"
+    namespace: dict[str, Any] = {"v": _plain}
+    exec(compile(source, f"<plain builder {kind.__name__}>", "exec"), namespace)  # noqa: S102 - field names only
+    build: Callable[[Any], Any] = namespace["build"]
+    _BUILDERS[kind] = build
+    return build
 
 
 # -- inputs -------------------------------------------------------------------------------
