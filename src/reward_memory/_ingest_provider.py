@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from reward_memory._operator_provider import closed_key, locate
 from reward_memory.grammars import normalize_timestamp
 from reward_memory.records import _memo as m
-from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite
+from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt
 from reward_memory.records.recall import (
     FreshnessContext,
     ProviderBinding,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from reward_memory._recall.readback import Parsed
     from reward_memory.providers.spi import Provider, ProviderScope
     from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.envelope import RecordScope
     from reward_memory.records.recall import RecallPacket
     from reward_memory.records.standing_policy import StandingPolicy
 
@@ -109,7 +110,7 @@ def execute_steps(
     # content digest is the one every check below compares against.
     mine = parsing.written(record, content)
     expected = mine.content_digest
-    failed = IngestWrite(status="failed", write_count=0)
+    failed = WRITES["failed"]
 
     # An operator control closed this record (retire, revoke, purge): a replay of
     # its event, under any standing policy, must not write it back.
@@ -159,7 +160,7 @@ def execute_steps(
             provider_call_count=calls,
         )
     created = status == "created"
-    write = IngestWrite(status=status, write_count=1 if created else 0)
+    write = WRITES[status]
     base.fields.update(
         write=write,
         external_writes_performed=created,
@@ -295,6 +296,9 @@ def _verification_recall(
         f"{record.candidate_ref.removeprefix(_CANDIDATE_PREFIX)} "
         f"{record.activation_ref.removeprefix('activation:')}"
     )
+    checkpoint, freshness = _verification_context(
+        corpus, policy.authority_source_ref, scope, corpus.freshness.source_revision
+    )
     request = RecallRequest(
         mode="function_boundary",
         surface_id=scope.surface_ids[0],
@@ -309,25 +313,48 @@ def _verification_recall(
         observed_at=normalize_timestamp(moment.isoformat()),
         conflict_state="clear",
         query_kind="ingest_verification",
-        freshness_context=FreshnessContext(
-            source_truth_current=True,
-            source_revision=scope.revision_ref or corpus.freshness.source_revision,
-            age_seconds=0,
-        ),
-    )
-    checkpoint = ReadAuthorityCheckpoint(
-        verified=True,
-        corpus_id=corpus.corpus_id,
-        workspace_ref=scope.workspace_ref,
-        project_ref=scope.project_ref,
-        surface_id=scope.surface_ids[0],
-        read_authority=corpus.read_authority,
-        source_ref=policy.authority_source_ref,
-        user_ref=scope.user_ref,
-        peer_ref=scope.peer_ref,
-        session_ref=scope.session_ref,
+        freshness_context=freshness,
     )
     # recall(), with the record this call wrote handed to its readback (see
     # readback.written): the guard is derived as for any recall.
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
     return execute(packet, binding, provider, moment, time.monotonic, known=known)
+
+
+# The verification recall's read checkpoint and freshness context depend only on
+# the corpus, the policy's authority source and the record's scope: a few per
+# experiment, each validated once (keyed by every value they are built from).
+_CONTEXTS: dict[tuple[Any, ...], tuple[ReadAuthorityCheckpoint, FreshnessContext]] = {}
+_CONTEXTS_MAX: Final = 256
+
+
+def _verification_context(
+    corpus: CorpusDeclaration,
+    source_ref: str | None,
+    scope: RecordScope,
+    source_revision: str | None,
+) -> tuple[ReadAuthorityCheckpoint, FreshnessContext]:
+    key = (corpus.corpus_id, corpus.read_authority, source_ref, scope, source_revision)
+    found = _CONTEXTS.get(key)
+    if found is None:
+        checkpoint = ReadAuthorityCheckpoint(
+            verified=True,
+            corpus_id=corpus.corpus_id,
+            workspace_ref=scope.workspace_ref,
+            project_ref=scope.project_ref,
+            surface_id=scope.surface_ids[0],
+            read_authority=corpus.read_authority,
+            source_ref=source_ref,
+            user_ref=scope.user_ref,
+            peer_ref=scope.peer_ref,
+            session_ref=scope.session_ref,
+        )
+        freshness = FreshnessContext(
+            source_truth_current=True,
+            source_revision=scope.revision_ref or source_revision,
+            age_seconds=0,
+        )
+        if len(_CONTEXTS) >= _CONTEXTS_MAX:
+            _CONTEXTS.clear()
+        found = _CONTEXTS[key] = (checkpoint, freshness)
+    return found

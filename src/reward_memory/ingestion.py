@@ -75,7 +75,7 @@ from reward_memory.records.candidate import (
     ReviewDecision,
 )
 from reward_memory.records.corpus import CorpusDeclaration
-from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite, NextRecall
+from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt, NextRecall
 from reward_memory.records.recall import (
     ProviderBinding,
 )
@@ -115,8 +115,26 @@ def policy_digest(policy: StandingPolicy) -> str:
 
 def target_key(policy: StandingPolicy, candidate_ref: str) -> str:
     """The provider key one candidate has under one policy (binds both digests)."""
-    candidate_digest = candidate_ref.removeprefix(_CANDIDATE_PREFIX)
-    return f"reward-memory-{policy_digest(policy)}-{candidate_digest}.json"
+    return _key(policy_digest(policy), candidate_ref)
+
+
+def _key(digest: str, candidate_ref: str) -> str:
+    return f"reward-memory-{digest}-{candidate_ref.removeprefix(_CANDIDATE_PREFIX)}.json"
+
+
+# NextRecall per (corpus, surfaces): a few per experiment, validated once each.
+_NEXT_RECALLS: dict[tuple[str, tuple[str, ...]], NextRecall] = {}
+_NEXT_RECALLS_MAX: Final = 256
+
+
+def _next_recall(corpus_id: str, surface_ids: tuple[str, ...]) -> NextRecall:
+    key = (corpus_id, surface_ids)
+    found = _NEXT_RECALLS.get(key)
+    if found is None:
+        if len(_NEXT_RECALLS) >= _NEXT_RECALLS_MAX:
+            _NEXT_RECALLS.clear()
+        found = _NEXT_RECALLS[key] = NextRecall(corpus_id=corpus_id, surface_ids=surface_ids)
+    return found
 
 
 def canonical_text(record: Any) -> str:
@@ -409,7 +427,7 @@ def ingest(
         moment=moment,
         first_seen=first_seen,
     )
-    key = target_key(policy, candidate.candidate_ref)
+    key = _key(digest, candidate.candidate_ref)
     base.fields.update(
         record_ref=record.record_ref,
         activation_ref=record.activation_ref,
@@ -417,13 +435,13 @@ def ingest(
             "target",
             [binding.provider_id, binding.namespace, binding.scope_ref, binding.actor_peer_id, key],
         ),
-        next_recall=NextRecall(corpus_id=corpus.corpus_id, surface_ids=candidate.scope.surface_ids),
+        next_recall=_next_recall(corpus.corpus_id, candidate.scope.surface_ids),
     )
     if not execute:
         return base.done(
             "planned",
             ("execute_required_for_resource_write",),
-            write=IngestWrite(status="planned", write_count=0),
+            write=WRITES["planned"],
         )
     assert provider is not None
     return execute_steps(
