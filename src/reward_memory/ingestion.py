@@ -418,7 +418,7 @@ def ingest(
         )
     base.fields["guard"] = PASSED
 
-    record, content = _activate(
+    record = _activate(
         packet=packet,
         corpus=corpus,
         policy=policy,
@@ -451,7 +451,7 @@ def ingest(
         corpus=corpus,
         policy=policy,
         record=record,
-        content=content,
+        content=canonical_text(record),  # written only when executing
         key=key,
         moment=moment,
     )
@@ -466,7 +466,7 @@ def _activate(
     digest: str,
     moment: datetime,
     first_seen: datetime,
-) -> tuple[Any, str]:
+) -> Any:
     candidate_digest = packet.candidate.candidate_ref.removeprefix(_CANDIDATE_PREFIX)
     accepted = review(
         packet,
@@ -480,8 +480,7 @@ def _activate(
         now=moment,
     )
     # The guard passed above; activate re-checks fit and authority under the same checkpoint.
-    record = activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
-    return record, canonical_text(record)
+    return activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
 
 
 async def aingest(
