@@ -102,7 +102,13 @@ if TYPE_CHECKING:
 
     from reward_memory.records.corpus import CorpusDeclaration
 
-__all__ = ["RETENTION_BY_CLASS", "activate", "activation_ref_of", "format_timestamp"]
+__all__ = [
+    "RETENTION_BY_CLASS",
+    "activate",
+    "activate_typed",
+    "activation_ref_of",
+    "format_timestamp",
+]
 
 ACTIVE_RECORD_SCHEMA: Final = "reward_memory_active_record_v1"
 RETENTION_BY_CLASS: Final[dict[str, RetentionClass]] = {
@@ -260,6 +266,23 @@ def activate(
         as_checkpoint(checkpoint) if checkpoint is not None else UNVERIFIED_CHECKPOINT
     )
     moment = utc_now() if now is None else check_now(now)
+    return activate_typed(packet, corpus, authority_source, moment, format_timestamp(moment))
+
+
+def activate_typed(
+    packet: CandidateReview,
+    corpus: CorpusDeclaration,
+    authority_source: AuthorityCheckpoint,
+    moment: datetime,
+    activated_at: str,
+) -> ActiveRecord:
+    """:func:`activate` for typed arguments; ``activated_at`` is ``format_timestamp(moment)``.
+
+    For a caller that holds the stored spelling of its clock already (ingest's
+    ``observed_at``): the same preconditions, the same guard, the same record.
+    """
+    from reward_memory.records.corpus import CorpusDeclaration  # noqa: PLC0415
+
     _check_fit(packet, corpus)
     record = packet.record
     reasons = candidate_reasons(record, authority_source, now=moment)
@@ -270,8 +293,8 @@ def activate(
             "guard_blocked",
         )
     if type(corpus) is CorpusDeclaration and _derivable(packet, corpus, authority_source):
-        return _derived_record(packet, corpus, authority_source, format_timestamp(moment))
-    return _validated_record(packet, corpus, authority_source, format_timestamp(moment))
+        return _derived_record(packet, corpus, authority_source, activated_at)
+    return _validated_record(packet, corpus, authority_source, activated_at)
 
 
 def _validated_record(

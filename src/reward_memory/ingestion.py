@@ -61,11 +61,11 @@ import orjson
 
 from reward_memory._boundary import strict_packet
 from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
-from reward_memory.activation import activate
+from reward_memory.activation import activate_typed
 from reward_memory.candidates import propose, review
 from reward_memory.digests import _CANONICAL, canonical_json, make_ref
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import normalize_timestamp, parse_timestamp, resolve_now
+from reward_memory.grammars import format_utc, normalize_timestamp, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
 from reward_memory.records._plain import as_record, to_plain
 from reward_memory.records.candidate import (
@@ -273,16 +273,19 @@ def _as_policy(policy: StandingPolicy | Mapping[str, Any]) -> StandingPolicy:
     return as_record(policy, StandingPolicy, what="a standing policy", path="standing_policy")
 
 
-def _observed(observed_at: str | datetime) -> datetime:
+def _observed(observed_at: str | datetime) -> tuple[datetime, str]:
+    """The first observation as a moment and in its stored spelling (``activated_at``)."""
     if isinstance(observed_at, datetime):
-        return resolve_now(observed_at)
+        moment = resolve_now(observed_at)
+        return moment, format_utc(moment)
     if not isinstance(observed_at, str):
         raise RecordValidationError(
             "observed_at is an aware timestamp (the event's first observation)",
             path="observed_at",
             code="wrong_type",
         )
-    return parse_timestamp(normalize_timestamp(observed_at, "observed_at"), "observed_at")
+    stamp = normalize_timestamp(observed_at, "observed_at")
+    return parse_timestamp(stamp, "observed_at"), stamp
 
 
 def _ask_authority(
@@ -369,7 +372,7 @@ def ingest(
     _check_inputs(adapter_id, corpus, binding, authority)
     policy = _as_policy(standing_policy)
     moment = resolve_now(now)
-    first_seen = _observed(observed_at)
+    first_seen, first_stamp = _observed(observed_at)
     if execute is not True and execute is not False:
         raise RecordValidationError("execute must be a boolean", path="execute", code="wrong_type")
     if execute and provider is None:
@@ -426,6 +429,7 @@ def ingest(
         digest=digest,
         moment=moment,
         first_seen=first_seen,
+        first_stamp=first_stamp,
     )
     key = _key(digest, candidate.candidate_ref)
     base.fields.update(
@@ -466,6 +470,7 @@ def _activate(
     digest: str,
     moment: datetime,
     first_seen: datetime,
+    first_stamp: str,
 ) -> Any:
     candidate_digest = packet.candidate.candidate_ref.removeprefix(_CANDIDATE_PREFIX)
     accepted = review(
@@ -480,7 +485,9 @@ def _activate(
         now=moment,
     )
     # The guard passed above; activate re-checks fit and authority under the same checkpoint.
-    return activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
+    return activate_typed(
+        accepted, corpus, checkpoint or UNVERIFIED_CHECKPOINT, first_seen, first_stamp
+    )
 
 
 async def aingest(
