@@ -298,3 +298,16 @@ def test_canonical_json_fast_path_edge_cases(value: Any) -> None:
     from reward_memory.digests import _stdlib_json
 
     assert _outcome(canonical_json, value) == _outcome(_stdlib_json, value)
+
+
+def test_without_orjson_the_standard_encoder_writes_everything(monkeypatch: Any) -> None:
+    """orjson is a declared dependency, but an install without it gives the same bytes."""
+    from reward_memory import digests, ingestion
+    from reward_memory.adapters.issue_fix import verified_contributor_event
+
+    event = verified_contributor_event()
+    with_orjson = (canonical_json(FIXED), ingestion.canonical_text(event))
+    monkeypatch.setattr(digests, "SORTED_DUMPS", None)
+    monkeypatch.setattr(ingestion, "SORTED_DUMPS", None)
+    assert (canonical_json(FIXED), ingestion.canonical_text(event)) == with_orjson
+    assert canonical_json(FIXED) == FIXED_BYTES

@@ -11,14 +11,17 @@ only where a v0 identifier must match byte for byte (see CHANGELOG).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-import orjson
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "REF_HEX_LENGTH",
+    "SORTED_DUMPS",
     "canonical_json",
     "digest_hex",
     "legacy_json",
@@ -42,7 +45,16 @@ _CANONICAL: Final = json.JSONEncoder(
 )
 
 
-_SORTED: Final = orjson.OPT_SORT_KEYS
+def _sorted_dumps() -> Callable[[Any], bytes] | None:
+    try:
+        import orjson  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - a declared dependency; without it, the stdlib path
+        return None
+    return functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)
+
+
+# orjson's writer, keys sorted (None where it is not installed: the stdlib path).
+SORTED_DUMPS: Final = _sorted_dumps()
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
@@ -64,8 +76,8 @@ def canonical_json(value: Any) -> bytes:
     holds the two equal.
     """
     try:
-        if _plain(value):
-            return orjson.dumps(value, option=_SORTED)
+        if SORTED_DUMPS is not None and _plain(value):
+            return SORTED_DUMPS(value)
     except (TypeError, RecursionError):
         pass  # the standard path below gives the bytes or the error
     return _stdlib_json(value)
