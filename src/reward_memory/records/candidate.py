@@ -49,12 +49,13 @@ keeps its ``expires_at`` (differs from the original, which dropped it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 import attrs
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
+from reward_memory.records import _memo as m
 
 # Re-exported: these live apart so a standing policy can be read without
 # building every candidate class (see records/_candidate_class.py).
@@ -100,9 +101,6 @@ from reward_memory.records._candidate_vocab import (
 )
 from reward_memory.records._plain import to_plain
 from reward_memory.records.envelope import RecordScope
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 __all__ = [
     "AVAILABLE_REVIEW_DECISIONS",
@@ -253,14 +251,21 @@ class Candidate:
         lifecycle = (
             _FRESH if expires is None else CandidateLifecycle(state="candidate", expires_at=expires)
         )
-        made: Candidate = object.__new__(cls)
-        for name, put in _CANDIDATE_SETTERS:
-            put(made, getattr(proposal, name))
-        _set_version(made, CANDIDATE_SCHEMA)
-        _set_lifecycle(made, lifecycle)
-        _set_privacy(made, _NO_RAW)
-        _set_ref(made, "")
-        made.__attrs_post_init__()
+        made: Candidate = _make_candidate(
+            schema_version=CANDIDATE_SCHEMA,
+            target_class=proposal.target_class,
+            content_summary=proposal.content_summary,
+            source=proposal.source,
+            scope=proposal.scope,
+            reasoning=proposal.reasoning,
+            guard_context=proposal.guard_context,
+            requested_action_scopes=proposal.requested_action_scopes,
+            lifecycle=lifecycle,
+            privacy=_NO_RAW,
+            candidate_ref="",
+            observed_at=proposal.observed_at,
+        )
+        made.__attrs_post_init__()  # computes the ref, as the constructor does
         return made
 
     def with_lifecycle(self, lifecycle: CandidateLifecycle) -> Candidate:
@@ -282,51 +287,27 @@ class Candidate:
             or lifecycle.supersedes_refs != current.supersedes_refs
         ):
             return attrs.evolve(self, lifecycle=lifecycle, candidate_ref="")
-        moved = _copy_candidate(self)
-        object.__setattr__(moved, "lifecycle", lifecycle)
+        moved: Candidate = _make_candidate(
+            schema_version=self.schema_version,
+            target_class=self.target_class,
+            content_summary=self.content_summary,
+            source=self.source,
+            scope=self.scope,
+            reasoning=self.reasoning,
+            guard_context=self.guard_context,
+            requested_action_scopes=self.requested_action_scopes,
+            lifecycle=lifecycle,
+            privacy=self.privacy,
+            candidate_ref=self.candidate_ref,
+            observed_at=self.observed_at,
+        )
         return moved
 
 
-def _copier() -> Callable[[Candidate], Candidate]:
-    """A straight-line copy of a candidate's fields (slots), generated once."""
-    names = [field.name for field in attrs.fields(Candidate)]
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": Candidate}
-    lines = ["def copy(record):", "    made = _new(_cls)"]
-    for index, name in enumerate(names):
-        namespace[f"_put{index}"] = Candidate.__dict__[name].__set__
-        lines.append(f"    _put{index}(made, record.{name})")
-    lines.append("    return made")
-    exec(compile("\n".join(lines), "<candidate copy>", "exec"), namespace)  # noqa: S102 - field names only
-    copy: Callable[[Candidate], Candidate] = namespace["copy"]
-    return copy
-
-
-_copy_candidate: Final = _copier()
-# The fields a candidate takes from its proposal (same names, same helpers).
-_CANDIDATE_SETTERS: Final = tuple(
-    (name, Candidate.__dict__[name].__set__)
-    for name in (
-        "target_class",
-        "content_summary",
-        "source",
-        "scope",
-        "reasoning",
-        "guard_context",
-        "requested_action_scopes",
-        "observed_at",
-    )
-)
-_set_version: Final = Candidate.__dict__["schema_version"].__set__
-_set_lifecycle: Final = Candidate.__dict__["lifecycle"].__set__
-_set_privacy: Final = Candidate.__dict__["privacy"].__set__
-_set_ref: Final = Candidate.__dict__["candidate_ref"].__set__
+# Candidates the library derives from records it holds (a proposal's fields, a
+# reviewed candidate's), set without re-running the field validators.
+_make_candidate: Final = m.trusted(Candidate)
 _FRESH: Final = CandidateLifecycle(state="candidate")
-assert {name for name, _ in _CANDIDATE_SETTERS} | {
-    "schema_version",
-    "lifecycle",
-    "privacy",
-    "candidate_ref",
-} == set(attrs.fields_dict(Candidate)), "of_proposal sets every field"
 
 
 @attrs.frozen(kw_only=True)
