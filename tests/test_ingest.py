@@ -620,3 +620,27 @@ def test_the_config_adapter_id_and_its_alias_are_one_adapter() -> None:
     assert by_id == by_alias
     assert by_id.adapter == "issue_fix_maintainer_feedback"
     assert ingest_soft().adapter == "scoped_feedback"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    policy_digest=st.text(alphabet="0123456789abcdef", min_size=12, max_size=12),
+    candidate_digest=st.text(alphabet="0123456789abcdef", min_size=20, max_size=20)
+    | st.sampled_from(["aa" + "0" * 18, "aaaaaaaaaaaaaaaaaaaa", "d" * 20, "e" * 20]),
+)
+def test_the_standing_accept_is_the_validated_decision(
+    policy_digest: str, candidate_digest: str
+) -> None:
+    """The accept ingest sets (review_ref from two hex digests) passes every validator."""
+    from reward_memory.ingestion import ACCEPT_REASONING, accept_decision
+    from reward_memory.records.candidate import ReviewDecision
+
+    policy = hard_policy()
+    review_ref = f"review:{policy_digest}:{candidate_digest}"
+    validated = ReviewDecision(
+        decision="accept",
+        reviewer_ref=policy.reviewer_ref,
+        review_ref=review_ref,
+        reasoning_summary=ACCEPT_REASONING,
+    )
+    assert accept_decision(policy, review_ref) == validated

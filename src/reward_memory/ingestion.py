@@ -66,6 +66,7 @@ from reward_memory.digests import _CANONICAL, SORTED_DUMPS, canonical_json, make
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import format_utc, normalize_timestamp, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
+from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, to_plain
 from reward_memory.records.candidate import (
     UNVERIFIED_CHECKPOINT,
@@ -89,6 +90,7 @@ __all__ = [
     "ACCEPT_REASONING",
     "ADAPTERS",
     "Adapter",
+    "accept_decision",
     "aingest",
     "ingest",
     "policy_digest",
@@ -476,18 +478,41 @@ def _activate(
     candidate_digest = packet.candidate.candidate_ref.removeprefix(_CANDIDATE_PREFIX)
     accepted = review(
         packet,
-        ReviewDecision(
-            decision="accept",
-            reviewer_ref=policy.reviewer_ref,
-            review_ref=f"review:{digest}:{candidate_digest}",
-            reasoning_summary=ACCEPT_REASONING,
-        ),
+        accept_decision(policy, f"review:{digest}:{candidate_digest}"),
         checkpoint=checkpoint,
         now=moment,
     )
     # The guard passed above; activate re-checks fit and authority under the same checkpoint.
     return activate_typed(
         accepted, corpus, checkpoint or UNVERIFIED_CHECKPOINT, first_seen, first_stamp
+    )
+
+
+_make_decision: Final = m.trusted(ReviewDecision)
+
+
+def accept_decision(policy: StandingPolicy, review_ref: str) -> ReviewDecision:
+    """The standing policy's accept of one candidate, under ``review_ref``.
+
+    ``review:<policy digest>:<candidate digest>`` -- two hex digests the library
+    computed -- is a token by construction, the reviewer is the policy's (a
+    token it checked), the reasoning a checked constant: the decision is set
+    without re-running the validators (``tests/test_ingest.py`` holds it equal
+    to the validating constructor's).
+    """
+    if type(policy) is StandingPolicy:
+        return _make_decision(
+            decision="accept",
+            reviewer_ref=policy.reviewer_ref,
+            review_ref=review_ref,
+            reasoning_summary=ACCEPT_REASONING,
+            edited_content_summary=None,
+        )
+    return ReviewDecision(
+        decision="accept",
+        reviewer_ref=policy.reviewer_ref,
+        review_ref=review_ref,
+        reasoning_summary=ACCEPT_REASONING,
     )
 
 
