@@ -108,9 +108,23 @@ _CANDIDATE_PREFIX: Final = "candidate:"
 # -- identity -----------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=256)
 def policy_digest(policy: StandingPolicy) -> str:
     """12 hex of sha256 over the canonical JSON of the whole standing policy."""
+    # The policy in use is usually the very same record call after call: compared
+    # by identity (held here), before hashing the whole record for the value cache.
+    last = _LAST_POLICY[0] if _LAST_POLICY else None
+    if last is not None and last[0] is policy:
+        return last[1]
+    digest = _policy_digest(policy)
+    _LAST_POLICY[:] = [(policy, digest)]
+    return digest
+
+
+_LAST_POLICY: list[tuple[StandingPolicy, str]] = []
+
+
+@functools.lru_cache(maxsize=256)
+def _policy_digest(policy: StandingPolicy) -> str:
     return hashlib.sha256(canonical_json(to_plain(policy))).hexdigest()[:12]
 
 
