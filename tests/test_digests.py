@@ -307,7 +307,6 @@ def test_without_orjson_the_standard_encoder_writes_everything(monkeypatch: Any)
 
     event = verified_contributor_event()
     with_orjson = (canonical_json(FIXED), ingestion.canonical_text(event))
-    monkeypatch.setattr(digests, "SORTED_DUMPS", None)
-    monkeypatch.setattr(ingestion, "SORTED_DUMPS", None)
+    monkeypatch.setattr(digests, "_DUMPS", [None])
     assert (canonical_json(FIXED), ingestion.canonical_text(event)) == with_orjson
     assert canonical_json(FIXED) == FIXED_BYTES

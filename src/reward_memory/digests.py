@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REF_HEX_LENGTH",
-    "SORTED_DUMPS",
     "canonical_json",
     "digest_hex",
     "legacy_json",
     "make_ref",
     "sha256_hex",
     "short_digest",
+    "sorted_dumps",
 ]
 
 REF_HEX_LENGTH: Final = 20
@@ -45,16 +45,23 @@ _CANONICAL: Final = json.JSONEncoder(
 )
 
 
-def _sorted_dumps() -> Callable[[Any], bytes] | None:
-    try:
-        import orjson  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - a declared dependency; without it, the stdlib path
-        return None
-    return functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)
+def sorted_dumps() -> Callable[[Any], bytes] | None:
+    """orjson's writer with keys sorted, or ``None`` where orjson is not installed.
+
+    Imported on first use, not with this module: orjson's import costs more than
+    a CLI verb that hashes one value saves by it.
+    """
+    if not _DUMPS:
+        try:
+            import orjson  # noqa: PLC0415
+        except ImportError:  # pragma: no cover - a declared dependency; else the stdlib path
+            _DUMPS.append(None)
+        else:
+            _DUMPS.append(functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS))
+    return _DUMPS[0]
 
 
-# orjson's writer, keys sorted (None where it is not installed: the stdlib path).
-SORTED_DUMPS: Final = _sorted_dumps()
+_DUMPS: list[Callable[[Any], bytes] | None] = []
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
@@ -76,8 +83,9 @@ def canonical_json(value: Any) -> bytes:
     holds the two equal.
     """
     try:
-        if SORTED_DUMPS is not None and _plain(value):
-            return SORTED_DUMPS(value)
+        dumps = _DUMPS[0] if _DUMPS else sorted_dumps()
+        if dumps is not None and _plain(value):
+            return dumps(value)
     except (TypeError, RecursionError):
         pass  # the standard path below gives the bytes or the error
     return _stdlib_json(value)

@@ -62,7 +62,7 @@ from reward_memory._boundary import strict_packet
 from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
 from reward_memory.activation import activate_typed
 from reward_memory.candidates import propose, review
-from reward_memory.digests import _CANONICAL, SORTED_DUMPS, canonical_json, make_ref
+from reward_memory.digests import _CANONICAL, canonical_json, make_ref, sorted_dumps
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import format_utc, normalize_timestamp, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
@@ -167,8 +167,9 @@ def canonical_text(record: Any) -> str:
     two equal.
     """
     try:
-        if SORTED_DUMPS is not None:
-            return SORTED_DUMPS(_plain(record)).decode("utf-8")
+        dumps = sorted_dumps()
+        if dumps is not None:
+            return dumps(_plain(record)).decode("utf-8")
     except (_Unplain, TypeError, RecursionError):
         pass  # the standard encoder below gives the text
     return _CANONICAL.encode(to_plain(record))
