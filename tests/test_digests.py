@@ -310,3 +310,26 @@ def test_without_orjson_the_standard_encoder_writes_everything(monkeypatch: Any)
     monkeypatch.setattr(digests, "_DUMPS", [None])
     assert (canonical_json(FIXED), ingestion.canonical_text(event)) == with_orjson
     assert canonical_json(FIXED) == FIXED_BYTES
+
+
+def test_once_warm_the_orjson_writer_writes_and_gives_the_same_bytes(monkeypatch: Any) -> None:
+    """The fast path is really taken (so the equality properties above test it)."""
+    from reward_memory import digests
+
+    monkeypatch.setattr(digests, "_DUMPS", [])
+    monkeypatch.setattr(digests, "_WARMUP", [0])
+    for _ in range(digests._STDLIB_FIRST + 1):
+        assert canonical_json(FIXED) == FIXED_BYTES
+    writer = digests._DUMPS[0]
+    assert writer is not None
+    used: list[Any] = []
+
+    def spy(value: Any) -> bytes:
+        used.append(value)
+        return writer(value)
+
+    monkeypatch.setattr(digests, "_DUMPS", [spy])
+    plain = {"b": 1, "a": [1, None, True, "\u00e9"], "c": ("x",)}
+    assert canonical_json(plain) == '{"a":[1,null,true,"\u00e9"],"b":1,"c":["x"]}'.encode()
+    assert canonical_json(FIXED) == FIXED_BYTES  # it holds a float: the standard encoder
+    assert used == [plain]

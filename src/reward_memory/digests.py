@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import sys
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
@@ -46,22 +47,32 @@ _CANONICAL: Final = json.JSONEncoder(
 
 
 def sorted_dumps() -> Callable[[Any], bytes] | None:
-    """orjson's writer with keys sorted, or ``None`` where orjson is not installed.
+    """orjson's writer with keys sorted, or ``None`` while the stdlib path is used.
 
-    Imported on first use, not with this module: orjson's import costs more than
-    a CLI verb that hashes one value saves by it.
+    orjson's import costs more than a one-shot CLI verb, hashing a few values,
+    saves by it: it is imported once the process has written
+    ``_STDLIB_FIRST`` canonical values (at once when something else imported
+    it), and never where it is not installed. Either way the bytes are the same.
     """
-    if not _DUMPS:
+    if _DUMPS:
+        return _DUMPS[0]
+    module: Any = sys.modules.get("orjson")
+    if module is None:
+        _WARMUP[0] += 1
+        if _WARMUP[0] <= _STDLIB_FIRST:
+            return None
         try:
-            import orjson  # noqa: PLC0415
+            import orjson as module  # noqa: PLC0415
         except ImportError:  # pragma: no cover - a declared dependency; else the stdlib path
             _DUMPS.append(None)
-        else:
-            _DUMPS.append(functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS))
+            return None
+    _DUMPS.append(functools.partial(module.dumps, option=module.OPT_SORT_KEYS))
     return _DUMPS[0]
 
 
 _DUMPS: list[Callable[[Any], bytes] | None] = []
+_WARMUP: Final = [0]
+_STDLIB_FIRST: Final = 16
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
