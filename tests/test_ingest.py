@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -644,3 +645,32 @@ def test_the_standing_accept_is_the_validated_decision(
         reasoning_summary=ACCEPT_REASONING,
     )
     assert accept_decision(policy, review_ref) == validated
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.datetimes(
+        min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.timezones()
+    ).map(lambda moment: moment.isoformat())
+    | st.sampled_from(["2026-11-01T12:00:00Z", "2026-11-01T12:00Z", "2026-02-30T00:00:00Z"])
+    | st.text(max_size=30)
+)
+def test_observed_at_is_normalised_as_every_timestamp_is(value: str) -> None:
+    """ingest's activated_at is normalize_timestamp(observed_at); its errors are the same."""
+    from reward_memory.grammars import normalize_timestamp, parse_timestamp
+    from reward_memory.ingestion import _observed
+
+    def outcome(make: Any) -> Any:
+        try:
+            return make()
+        except RecordValidationError as exc:
+            return (exc.code, exc.path)
+
+    ours = outcome(lambda: _observed(value))
+    expected = outcome(lambda: normalize_timestamp(value, "observed_at"))
+    if isinstance(ours[0], datetime):
+        moment, stamp = ours
+        assert stamp == expected
+        assert moment == parse_timestamp(stamp)
+    else:
+        assert ours == expected

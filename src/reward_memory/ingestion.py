@@ -64,7 +64,7 @@ from reward_memory.activation import activate_typed
 from reward_memory.candidates import propose, review
 from reward_memory.digests import _CANONICAL, canonical_json, make_ref, sorted_dumps
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import format_utc, normalize_timestamp, parse_timestamp, resolve_now
+from reward_memory.grammars import format_utc, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
 from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, to_plain
@@ -302,8 +302,10 @@ def _observed(observed_at: str | datetime) -> tuple[datetime, str]:
             path="observed_at",
             code="wrong_type",
         )
-    stamp = normalize_timestamp(observed_at, "observed_at")
-    return parse_timestamp(stamp, "observed_at"), stamp
+    # Parsed once: its stored spelling is normalize_timestamp's (format_utc of the
+    # parsed moment), and the errors are parse_timestamp's, as normalize_timestamp's are.
+    moment = parse_timestamp(observed_at, "observed_at")
+    return moment, format_utc(moment)
 
 
 def _ask_authority(
