@@ -560,6 +560,7 @@ def test_the_derived_record_is_the_validated_record(
     level: str,
 ) -> None:
     from reward_memory import activation
+    from reward_memory.digests import _CANONICAL
     from reward_memory.ingestion import canonical_text
 
     hard = target_class == "hard_policy"
@@ -592,6 +593,8 @@ def test_the_derived_record_is_the_validated_record(
     for name in attrs.fields_dict(ActiveRecord):
         assert type(getattr(derived, name)) is type(getattr(validated, name)), name
     assert canonical_text(derived) == canonical_text(validated)
+    # The hooked orjson writer (an active record is all strings): the standard encoder's text.
+    assert canonical_text(derived) == _CANONICAL.encode(to_plain(derived))
     assert wire.load(wire.dump(derived), ActiveRecord) == derived
 
 

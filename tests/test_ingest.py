@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -674,3 +675,35 @@ def test_observed_at_is_normalised_as_every_timestamp_is(value: str) -> None:
         assert moment == parse_timestamp(stamp)
     else:
         assert ours == expected
+
+
+def test_the_hooked_writer_refuses_what_it_cannot_prove_and_the_text_stays_exact() -> None:
+    """A str subclass, a record subclass, a lone surrogate: the standard encoder's text."""
+    from reward_memory import _canonical_text
+    from reward_memory.digests import sorted_dumps
+    from reward_memory.ingestion import canonical_text
+    from reward_memory.records._plain import to_plain
+    from reward_memory.records.envelope import RecordScope
+
+    class Token(str):
+        __slots__ = ()
+
+    class WiderScope(RecordScope):
+        pass
+
+    provider = InMemoryProvider()
+    ingest_hard(provider=provider)
+    (content,) = provider.documents(hard_binding().provider_scope).values()
+    record = wire.load(json.loads(content), ActiveRecord)
+    for _ in range(20):  # past the digests' stdlib warm-up: orjson is in use
+        canonical_text(record)
+    assert sorted_dumps() is not None
+    assert _canonical_text._hookable(ActiveRecord)
+    scope = record.scope
+    odd = [
+        attrs.evolve(record, corpus_id=Token(record.corpus_id)),
+        attrs.evolve(record, scope=WiderScope(**attrs.asdict(scope, recurse=False))),
+    ]
+    for changed in (record, *odd):
+        assert canonical_text(changed) == _CANONICAL.encode(to_plain(changed))
+    assert canonical_text(record) == content

@@ -52,17 +52,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import attrs
-
 from reward_memory._boundary import strict_packet
+from reward_memory._canonical_text import canonical_text
 from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
 from reward_memory.activation import activate_typed
 from reward_memory.candidates import propose, review
-from reward_memory.digests import _CANONICAL, canonical_json, make_ref, sorted_dumps
+from reward_memory.digests import canonical_json, make_ref
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import format_utc, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
@@ -150,76 +149,6 @@ def _next_recall(corpus_id: str, surface_ids: tuple[str, ...]) -> NextRecall:
             _NEXT_RECALLS.clear()
         found = _NEXT_RECALLS[key] = NextRecall(corpus_id=corpus_id, surface_ids=surface_ids)
     return found
-
-
-def canonical_text(record: Any) -> str:
-    """The canonical JSON text of a record's plain form.
-
-    Exactly ``digests._CANONICAL.encode(to_plain(record))`` (sorted keys, no
-    spaces, non-ASCII kept, ``None`` left out of records that declare
-    ``__rm_omit_none__``). The plain form is built by a compiled per-class
-    builder and written by ``orjson`` when it holds only exact ``str``,
-    ``int``, ``bool``, ``None``, lists and str-keyed dicts (which orjson writes
-    byte for byte as the standard encoder does, see :mod:`reward_memory.digests`);
-    anything else -- a float, a subclass, a lone surrogate, an integer beyond
-    64 bits -- goes through ``to_plain`` and the standard encoder. The record is
-    written once per ingest on the hot path; ``tests/test_ingest.py`` holds the
-    two equal.
-    """
-    try:
-        dumps = sorted_dumps()
-        if dumps is not None:
-            return dumps(_plain(record)).decode("utf-8")
-    except (_Unplain, TypeError, RecursionError):
-        pass  # the standard encoder below gives the text
-    return _CANONICAL.encode(to_plain(record))
-
-
-class _Unplain(Exception):
-    """A value orjson might write differently from the standard encoder."""
-
-
-# Per record class: a function giving its plain form (see canonical_text).
-_BUILDERS: dict[type[Any], Callable[[Any], Any]] = {}
-
-
-def _plain(value: Any) -> Any:
-    kind = type(value)
-    if kind is str or kind is bool or kind is int or value is None:
-        return value
-    build = _BUILDERS.get(kind)
-    if build is not None:
-        return build(value)
-    if kind is tuple or kind is list:
-        return [_plain(item) for item in value]
-    if kind is dict:
-        if not all(type(key) is str for key in value):
-            raise _Unplain
-        return {key: _plain(item) for key, item in value.items()}
-    if attrs.has(kind):
-        return _builder(kind)(value)
-    raise _Unplain  # floats, subclasses, anything else: the standard encoder decides
-
-
-def _builder(kind: type[Any]) -> Callable[[Any], Any]:
-    """Compile the plain-form builder of one record class (one dict display)."""
-    names = [field.name for field in attrs.fields(kind)]
-    if not all(name.isidentifier() for name in names):  # pragma: no cover - attrs fields are
-        raise TypeError(f"{kind.__name__}: field names must be identifiers")
-    display = "{" + ", ".join(f"{name!r}: v(r.{name})" for name in names) + "}"
-    if getattr(kind, "__rm_omit_none__", False):
-        # A None field is left out (as to_plain does).
-        source = (
-            f"def build(r):\n    d = {display}\n"
-            "    return {k: x for k, x in d.items() if x is not None}\n"
-        )
-    else:
-        source = f"def build(r):\n    return {display}\n"
-    namespace: dict[str, Any] = {"v": _plain}
-    exec(compile(source, f"<plain builder {kind.__name__}>", "exec"), namespace)  # noqa: S102 - field names only
-    build: Callable[[Any], Any] = namespace["build"]
-    _BUILDERS[kind] = build
-    return build
 
 
 # -- inputs -------------------------------------------------------------------------------
