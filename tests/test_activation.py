@@ -511,8 +511,8 @@ def test_advisory_classes_never_hold_action_authority_by_construction() -> None:
 # -- the derived build is the validating build ------------------------------------------------
 #
 # activate() sets the record of an exact-type, already-validated review without
-# re-running the validators (activation._derived_record). It must build exactly
-# the record the validating constructors build (activation._validated_record):
+# re-running the validators (_active_build.derived_record). It must build exactly
+# the record the validating constructors build (_active_build.validated_record):
 # every field, every nested record's type, the activation_ref, the bytes.
 
 _TEXT = st.text(
@@ -559,7 +559,7 @@ def test_the_derived_record_is_the_validated_record(
     scopes: tuple[str, ...],
     level: str,
 ) -> None:
-    from reward_memory import activation
+    from reward_memory import _active_build
     from reward_memory.digests import _CANONICAL
     from reward_memory.ingestion import canonical_text
 
@@ -587,9 +587,9 @@ def test_the_derived_record_is_the_validated_record(
     corpus = corpus_for(target_class)
     corpus = attrs.evolve(corpus, privacy=attrs.evolve(corpus.privacy, visibility=visibility))
     derived = activate(accepted, corpus, checkpoint=gate, now=NOW)
-    validated = activation._validated_record(accepted, corpus, gate, format_timestamp(NOW))
+    validated = _active_build.validated_record(accepted, corpus, gate, format_timestamp(NOW))
     assert derived == validated
-    assert activation._derivable(accepted, corpus, gate)
+    assert _active_build.derivable(accepted, corpus, gate)
     for name in attrs.fields_dict(ActiveRecord):
         assert type(getattr(derived, name)) is type(getattr(validated, name)), name
     assert canonical_text(derived) == canonical_text(validated)
@@ -600,14 +600,14 @@ def test_the_derived_record_is_the_validated_record(
 
 def test_a_subclassed_part_takes_the_validating_build() -> None:
     """Only exact-type records are derived; anything else is built by the constructors."""
-    from reward_memory import activation
+    from reward_memory import _active_build
 
     class Wider(AuthorityCheckpoint):
         pass
 
     accepted = _accepted()
     gate = Wider(**attrs.asdict(checkpoint(), recurse=False))
-    assert not activation._derivable(accepted, corpus_for(), gate)
-    assert activation._derivable(accepted, corpus_for(), checkpoint())
+    assert not _active_build.derivable(accepted, corpus_for(), gate)
+    assert _active_build.derivable(accepted, corpus_for(), checkpoint())
     record = activate(accepted, corpus_for(), checkpoint=gate, now=NOW)
     assert record == activate(accepted, corpus_for(), checkpoint=checkpoint(), now=NOW)
