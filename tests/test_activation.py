@@ -506,3 +506,108 @@ def test_advisory_classes_never_hold_action_authority_by_construction() -> None:
     with pytest.raises(RecordValidationError):
         attrs.evolve(record, authority=attrs.evolve(record.authority, level="constraint"))
     assert isinstance(record.scope, RecordScope)
+
+
+# -- the derived build is the validating build ------------------------------------------------
+#
+# activate() sets the record of an exact-type, already-validated review without
+# re-running the validators (_active_build.derived_record). It must build exactly
+# the record the validating constructors build (_active_build.validated_record):
+# every field, every nested record's type, the activation_ref, the bytes.
+
+_TEXT = st.text(
+    alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FFF, blacklist_categories=("Cs",)),
+    min_size=1,
+    max_size=60,
+).filter(lambda text: text.strip() != "")
+_STAMPS = st.sampled_from(
+    [None, "2030-01-01T00:00:00Z", "2031-06-01T08:30:00+02:00", "2029-12-31T23:59:59.5Z"]
+)
+
+
+def _safe(make: Any, *args: Any, **fields: Any) -> Any:
+    try:
+        return make(*args, **fields)
+    except RecordValidationError:  # text the scan refuses: not an activation input
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    target_class=st.sampled_from(_CLASSES),
+    summary=_TEXT,
+    basis=_TEXT,
+    reviewer_summary=_TEXT,
+    source_ref=_TEXT,
+    expires_at=_STAMPS,
+    observed_at=st.sampled_from([None, "2026-02-01T00:00:00+00:00", "2026-02-28T23:00:00Z"]),
+    edit=st.booleans(),
+    visibility=st.sampled_from(["private", "workspace", "public_safe"]),
+    scopes=st.sampled_from(_SCOPE_SUBSETS[1:] if len(_SCOPE_SUBSETS) > 1 else _SCOPE_SUBSETS),
+    level=st.sampled_from(_LEVELS),
+)
+def test_the_derived_record_is_the_validated_record(
+    target_class: str,
+    summary: str,
+    basis: str,
+    reviewer_summary: str,
+    source_ref: str,
+    expires_at: str | None,
+    observed_at: str | None,
+    edit: bool,
+    visibility: str,
+    scopes: tuple[str, ...],
+    level: str,
+) -> None:
+    from reward_memory import _active_build
+    from reward_memory.digests import _CANONICAL
+    from reward_memory.ingestion import canonical_text
+
+    hard = target_class == "hard_policy"
+    item = _safe(
+        proposal,
+        target_class=target_class,
+        content_summary=summary,
+        source=_safe(source, source_ref=source_ref) or source(),
+        reasoning=_safe(reasoning, confidence=level, confidence_basis=basis) or reasoning(),
+        requested_action_scopes=scopes if hard else (),
+        expires_at=expires_at,
+        observed_at=observed_at,
+    )
+    accept = _safe(decision, "accept", reasoning_summary=reviewer_summary)
+    if item is None or accept is None:
+        return
+    gate = checkpoint(action_scopes=scopes)
+    packet = propose(item, gate, now=NOW)
+    if edit:
+        packet = review(packet, decision("edit"), checkpoint=gate, now=NOW)
+    accepted = review(packet, accept, checkpoint=gate, now=NOW)
+    if accepted.status != "active":
+        return
+    corpus = corpus_for(target_class)
+    corpus = attrs.evolve(corpus, privacy=attrs.evolve(corpus.privacy, visibility=visibility))
+    derived = activate(accepted, corpus, checkpoint=gate, now=NOW)
+    validated = _active_build.validated_record(accepted, corpus, gate, format_timestamp(NOW))
+    assert derived == validated
+    assert _active_build.derivable(accepted, corpus, gate)
+    for name in attrs.fields_dict(ActiveRecord):
+        assert type(getattr(derived, name)) is type(getattr(validated, name)), name
+    assert canonical_text(derived) == canonical_text(validated)
+    # The hooked orjson writer (an active record is all strings): the standard encoder's text.
+    assert canonical_text(derived) == _CANONICAL.encode(to_plain(derived))
+    assert wire.load(wire.dump(derived), ActiveRecord) == derived
+
+
+def test_a_subclassed_part_takes_the_validating_build() -> None:
+    """Only exact-type records are derived; anything else is built by the constructors."""
+    from reward_memory import _active_build
+
+    class Wider(AuthorityCheckpoint):
+        pass
+
+    accepted = _accepted()
+    gate = Wider(**attrs.asdict(checkpoint(), recurse=False))
+    assert not _active_build.derivable(accepted, corpus_for(), gate)
+    assert _active_build.derivable(accepted, corpus_for(), checkpoint())
+    record = activate(accepted, corpus_for(), checkpoint=gate, now=NOW)
+    assert record == activate(accepted, corpus_for(), checkpoint=checkpoint(), now=NOW)

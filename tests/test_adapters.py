@@ -5,7 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _stage2 import GOLDEN_REF, NOW, checkpoint, context, reasoning, source
 from reward_memory import schemas, wire
@@ -29,6 +32,8 @@ from reward_memory.adapters.scoped_feedback import (
 from reward_memory.candidates import propose
 from reward_memory.errors import RecordValidationError
 from reward_memory.records._plain import to_plain
+from reward_memory.records.candidate import Proposal
+from reward_memory.records.envelope import RecordScope
 
 
 def _valid(packet: Any) -> dict[str, Any]:
@@ -263,3 +268,83 @@ def test_an_issue_fix_event_is_not_a_scoped_feedback_event() -> None:
         scoped_feedback_event(_issue_fix_plain())
     assert not isinstance(verified_contributor_candidate(now=NOW), ScopedFeedbackCandidateAdapter)
     assert isinstance(verified_contributor_candidate(now=NOW), IssueFixCandidateAdapter)
+
+
+# -- the derived proposal is the validated proposal -------------------------------------------
+#
+# An adapter sets the proposal of an exact-type event without re-running the
+# validators (adapters/_proposal.py). Over every event shape -- summaries with
+# any character (lone surrogates included), identities, classes, scopes,
+# observation times -- it must give the proposal, or the error, the validating
+# constructors give.
+
+_ANY_TEXT = st.text(
+    alphabet=st.characters(min_codepoint=1, max_codepoint=0x10FFFF), min_size=1, max_size=40
+) | st.sampled_from(["\ud800", "fine \udfff text", "Keep it\u2028short", "  padded  "])
+
+
+def _outcome(make: Any) -> Any:
+    try:
+        return make()
+    except RecordValidationError as exc:
+        return (exc.code, exc.path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    summary=_ANY_TEXT,
+    target_class=st.sampled_from(["hard_policy", "soft_preference", "procedural_experience"]),
+    scopes=st.lists(
+        st.sampled_from(["issue_fix:scope_selection", "b:c", "a:z"]), unique=True, max_size=3
+    ),
+    revision=st.sampled_from([None, "revision:abc123"]),
+    user=st.sampled_from([None, "user:one"]),
+    observed_at=st.sampled_from([None, "2026-02-01T00:00:00+00:00", "2026-02-01T00:00:00Z"]),
+    scoped=st.booleans(),
+)
+def test_the_derived_proposal_is_the_validated_proposal(
+    summary: str,
+    target_class: str,
+    scopes: list[str],
+    revision: str | None,
+    user: str | None,
+    observed_at: str | None,
+    scoped: bool,
+) -> None:
+    from reward_memory.adapters._proposal import validated_proposal
+
+    try:
+        if scoped:
+            event: Any = _feedback(
+                content_summary=summary,
+                target_class=target_class,
+                requested_action_scopes=tuple(scopes),
+                revision_ref=revision,
+                user_ref=user,
+            )
+        else:
+            event = attrs.evolve(
+                verified_contributor_event(),
+                content_summary=summary,
+                target_class=target_class,
+                requested_action_scopes=tuple(scopes),
+                revision_ref=revision,
+            )
+    except RecordValidationError:
+        return  # not an event: no proposal to compare
+    mapped = scoped_feedback_proposal if scoped else issue_fix_proposal
+    scope = {
+        "workspace_ref": event.workspace_ref,
+        "project_ref": event.project_ref if scoped else event.repository_ref,
+        "surface_ids": (event.surface_id,),
+        "revision_ref": event.revision_ref,
+        "user_ref": event.user_ref if scoped else None,
+        "peer_ref": event.peer_ref if scoped else None,
+        "session_ref": event.session_ref if scoped else None,
+    }
+    derived = _outcome(lambda: mapped(event, observed_at=observed_at))
+    validated = _outcome(lambda: validated_proposal(event, scope, observed_at=observed_at))
+    assert derived == validated
+    if isinstance(derived, Proposal):
+        assert type(derived.scope) is RecordScope
+        assert attrs.evolve(derived) == derived  # every field passes the constructors

@@ -191,3 +191,29 @@ def test_authority_never_exceeds_the_grant(
         assert set(answer.action_scopes) == set(granted) & set(asked)
         assert answer.source_ref == MAP_REF
         assert (answer.actor_ref, answer.actor_role, answer.project_ref) == (actor, role, project)
+
+
+@given(
+    asks=st.lists(
+        st.tuples(
+            st.sampled_from([ACTOR, "github:user:other"]),
+            st.sampled_from([ROLE, "reviewer"]),
+            st.sampled_from([PROJECT, "repository:other"]),
+            st.lists(
+                st.sampled_from([SCOPE, "issue_fix:review_order", "repository:publish"]),
+                unique=True,
+                max_size=3,
+            ).map(tuple),
+        ),
+        max_size=12,
+    )
+)
+def test_a_repeated_claim_gets_the_answer_a_fresh_map_gives(
+    asks: list[tuple[str, str, str, tuple[str, ...]]],
+) -> None:
+    """A map answers each distinct claim once and reuses it: never another claim's answer."""
+    source = AuthorityMap.from_data(map_data())
+    for actor, role, project, scopes in asks + asks:
+        claims = {"actor_ref": actor, "actor_role": role, "project_ref": project}
+        fresh = _ask(AuthorityMap.from_data(map_data()), action_scopes=scopes, **claims)
+        assert _ask(source, action_scopes=scopes, **claims) == fresh

@@ -25,6 +25,7 @@ from _stage2 import (
     advisory,
     checkpoint,
     context,
+    decision,
     proposal,
     reasoning,
     scope,
@@ -637,3 +638,69 @@ def test_the_typed_path_touches_neither_jsonschema_nor_cattrs() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=_ROOT
     )
     assert json.loads(out.stdout.replace("'", '"')) == []
+
+
+# -- propose and review packets are the validating constructors' ------------------------------
+#
+# propose() and review() set their packets without re-running the validators:
+# every row of the decision table, blocked or passing, fresh or reviewed again,
+# must be a packet the validating constructors build identically.
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    freshness=st.sampled_from(["current", "stale", "unknown"]),
+    conflict=st.sampled_from(["clear", "unresolved"]),
+    verified_artifact=st.booleans(),
+    target_class=st.sampled_from(["hard_policy", "soft_preference", "procedural_experience"]),
+    scopes=st.sampled_from([(), ("issue_fix:scope_selection",), ("issue_fix:other",)]),
+    expires_at=st.sampled_from([None, "2030-01-01T00:00:00Z", "2026-02-01T00:00:00Z"]),
+    verified=st.booleans(),
+    decisions=st.lists(
+        st.sampled_from(["accept", "edit", "reject", "retire", "no_write"]), min_size=1, max_size=3
+    ),
+    with_checkpoint=st.booleans(),
+)
+def test_every_packet_is_the_validating_constructors_packet(
+    freshness: str,
+    conflict: str,
+    verified_artifact: bool,
+    target_class: str,
+    scopes: tuple[str, ...],
+    expires_at: str | None,
+    verified: bool,
+    decisions: list[str],
+    with_checkpoint: bool,
+) -> None:
+    item = proposal(
+        target_class=target_class,
+        requested_action_scopes=scopes,
+        expires_at=expires_at,
+        guard_context=context(
+            source_freshness=freshness,
+            conflict_state=conflict,
+            current_artifact_verified=verified_artifact,
+        ),
+    )
+    gate = checkpoint(verified=verified)
+    packet: Any = propose(item, gate, now=NOW)
+    assert attrs.evolve(packet) == packet
+    assert wire.load(wire.dump(packet)) == packet
+    for kind in decisions:
+        reviewed = _reviewed(packet, kind, gate if with_checkpoint else None)
+        if isinstance(reviewed, str):
+            assert reviewed == "invalid_state"  # a decision the record's state does not take
+            continue
+        packet = reviewed
+        assert attrs.evolve(packet) == packet
+        assert attrs.evolve(packet.review) == packet.review
+        assert wire.load(wire.dump(packet)) == packet
+
+
+def _reviewed(packet: Any, kind: str, gate: Any) -> Any:
+    from reward_memory.candidates import review
+
+    try:
+        return review(packet, decision(kind), checkpoint=gate, now=NOW)
+    except RecordValidationError as exc:
+        return exc.code

@@ -7,10 +7,14 @@ values only together with a schema version bump.
 
 from __future__ import annotations
 
+import datetime
+import enum
+import functools
 import hashlib
 import json
 import math
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -222,3 +226,110 @@ def test_canonical_json_rejects_non_json_values(value: Any) -> None:
 def test_canonical_json_rejects_lone_surrogates() -> None:
     with pytest.raises(ValueError, match="UTF-8"):
         canonical_json({"text": "\ud800"})
+
+
+# The orjson fast path is exact: the bytes, and the errors, of the standard encoder.
+# (Session contract: orjson is exact only where we make it so.)
+
+_ANY_SCALAR = st.one_of(
+    _SCALARS,
+    st.integers(),  # beyond 64 bits too: orjson refuses them, the standard path writes them
+    st.floats(),  # NaN/inf: the standard path refuses them; small floats are spelled apart
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=8),
+    st.sampled_from(["\ud800", "a\udfff", "\U0001f600", "\uffff", "\x7f", "\u2028"]),
+)
+_ANY = st.recursive(
+    _ANY_SCALAR,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.lists(children, max_size=4).map(tuple),
+        st.dictionaries(
+            st.one_of(st.text(max_size=4), st.sampled_from(["\uffff", "\U00010000", "\ue000"])),
+            children,
+            max_size=4,
+        ),
+    ),
+    max_leaves=20,
+)
+
+
+def _outcome(encode: Any, value: Any) -> Any:
+    try:
+        return encode(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return type(exc)
+
+
+@given(_ANY)
+def test_canonical_json_fast_path_equals_the_standard_encoder(value: Any) -> None:
+    from reward_memory.digests import _stdlib_json
+
+    assert _outcome(canonical_json, value) == _outcome(_stdlib_json, value)
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Level(enum.IntEnum):
+    ONE = 1
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"when": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)},
+        [uuid.UUID(int=7)],
+        {"c": _Colour.RED},
+        {"level": _Level.ONE},
+        {"s": _Str("x")},
+        {_Str("k"): 1},
+        [0.00005, 1e16, -0.0],
+        {"big": 2**64, "small": -(2**63) - 1, "edge": 2**64 - 1},
+        functools.reduce(lambda inner, _: [inner], range(300), []),  # beyond orjson's depth
+        {"\U00010000": 1, "\uffff": 2, "\ue000": 3},
+    ],
+)
+def test_canonical_json_fast_path_edge_cases(value: Any) -> None:
+    from reward_memory.digests import _stdlib_json
+
+    assert _outcome(canonical_json, value) == _outcome(_stdlib_json, value)
+
+
+def test_without_orjson_the_standard_encoder_writes_everything(monkeypatch: Any) -> None:
+    """orjson is a declared dependency, but an install without it gives the same bytes."""
+    from reward_memory import digests, ingestion
+    from reward_memory.adapters.issue_fix import verified_contributor_event
+
+    event = verified_contributor_event()
+    with_orjson = (canonical_json(FIXED), ingestion.canonical_text(event))
+    monkeypatch.setattr(digests, "_DUMPS", [None])
+    assert (canonical_json(FIXED), ingestion.canonical_text(event)) == with_orjson
+    assert canonical_json(FIXED) == FIXED_BYTES
+
+
+def test_once_warm_the_orjson_writer_writes_and_gives_the_same_bytes(monkeypatch: Any) -> None:
+    """The fast path is really taken (so the equality properties above test it)."""
+    from reward_memory import digests
+
+    monkeypatch.setattr(digests, "_DUMPS", [])
+    monkeypatch.setattr(digests, "_WARMUP", [0])
+    for _ in range(digests._STDLIB_FIRST + 1):
+        assert canonical_json(FIXED) == FIXED_BYTES
+    writer = digests._DUMPS[0]
+    assert writer is not None
+    used: list[Any] = []
+
+    def spy(value: Any) -> bytes:
+        used.append(value)
+        return writer(value)
+
+    monkeypatch.setattr(digests, "_DUMPS", [spy])
+    plain = {"b": 1, "a": [1, None, True, "\u00e9"], "c": ("x",)}
+    assert canonical_json(plain) == '{"a":[1,null,true,"\u00e9"],"b":1,"c":["x"]}'.encode()
+    assert canonical_json(FIXED) == FIXED_BYTES  # it holds a float: the standard encoder
+    assert used == [plain]

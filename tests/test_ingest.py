@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -37,6 +39,7 @@ from _ingest_support import (
     soft_event_data,
 )
 from reward_memory import schemas, wire
+from reward_memory.digests import _CANONICAL
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.ingestion import aingest, ingest, policy_digest, target_key
 from reward_memory.providers.spi import ReadResult, WriteResult
@@ -584,11 +587,15 @@ def test_the_one_pass_writer_is_the_canonical_encoder(path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     record = wire.load(data)
     assert canonical_text(record) == canonical_json(to_plain(record)).decode("utf-8")
+    assert canonical_text(record) == _CANONICAL.encode(to_plain(record))
 
 
 @settings(max_examples=60, deadline=None)
-@given(summary=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80))
-def test_the_writer_escapes_text_as_the_encoder_does(summary: str) -> None:
+@given(
+    summary=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80),
+    number=st.integers() | st.floats(allow_nan=False, allow_infinity=False),
+)
+def test_the_writer_escapes_text_as_the_encoder_does(summary: str, number: float) -> None:
     """Quotes, backslashes, control and non-ASCII characters, numbers, nested data:
     the same text as the canonical encoder (a record class that checks nothing)."""
     from reward_memory.digests import canonical_json
@@ -598,12 +605,14 @@ def test_the_writer_escapes_text_as_the_encoder_does(summary: str) -> None:
 
     decision = ModelDecision(
         outcome="ignored",
-        output={"k": [summary, 1, 2.5, None, True], summary: {"z": 0, "a": [False]}},
+        output={"k": [summary, 1, number, None, True], summary: {"z": 0, "a": [False]}},
         memory_refs=("provider-0123456789abcdef0123", summary),
         reasoning_summary=summary,
         current_artifact_verified=True,
     )
     assert canonical_text(decision) == canonical_json(to_plain(decision)).decode("utf-8")
+    # The orjson path and the standard encoder: one text (floats, big ints, surrogates too).
+    assert canonical_text(decision) == _CANONICAL.encode(to_plain(decision))
 
 
 def test_the_config_adapter_id_and_its_alias_are_one_adapter() -> None:
@@ -613,3 +622,88 @@ def test_the_config_adapter_id_and_its_alias_are_one_adapter() -> None:
     assert by_id == by_alias
     assert by_id.adapter == "issue_fix_maintainer_feedback"
     assert ingest_soft().adapter == "scoped_feedback"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    policy_digest=st.text(alphabet="0123456789abcdef", min_size=12, max_size=12),
+    candidate_digest=st.text(alphabet="0123456789abcdef", min_size=20, max_size=20)
+    | st.sampled_from(["aa" + "0" * 18, "aaaaaaaaaaaaaaaaaaaa", "d" * 20, "e" * 20]),
+)
+def test_the_standing_accept_is_the_validated_decision(
+    policy_digest: str, candidate_digest: str
+) -> None:
+    """The accept ingest sets (review_ref from two hex digests) passes every validator."""
+    from reward_memory.ingestion import ACCEPT_REASONING, accept_decision
+    from reward_memory.records.candidate import ReviewDecision
+
+    policy = hard_policy()
+    review_ref = f"review:{policy_digest}:{candidate_digest}"
+    validated = ReviewDecision(
+        decision="accept",
+        reviewer_ref=policy.reviewer_ref,
+        review_ref=review_ref,
+        reasoning_summary=ACCEPT_REASONING,
+    )
+    assert accept_decision(policy, review_ref) == validated
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.datetimes(
+        min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.timezones()
+    ).map(lambda moment: moment.isoformat())
+    | st.sampled_from(["2026-11-01T12:00:00Z", "2026-11-01T12:00Z", "2026-02-30T00:00:00Z"])
+    | st.text(max_size=30)
+)
+def test_observed_at_is_normalised_as_every_timestamp_is(value: str) -> None:
+    """ingest's activated_at is normalize_timestamp(observed_at); its errors are the same."""
+    from reward_memory.grammars import normalize_timestamp, parse_timestamp
+    from reward_memory.ingestion import _observed
+
+    def outcome(make: Any) -> Any:
+        try:
+            return make()
+        except RecordValidationError as exc:
+            return (exc.code, exc.path)
+
+    ours = outcome(lambda: _observed(value))
+    expected = outcome(lambda: normalize_timestamp(value, "observed_at"))
+    if isinstance(ours[0], datetime):
+        moment, stamp = ours
+        assert stamp == expected
+        assert moment == parse_timestamp(stamp)
+    else:
+        assert ours == expected
+
+
+def test_the_hooked_writer_refuses_what_it_cannot_prove_and_the_text_stays_exact() -> None:
+    """A str subclass, a record subclass, a lone surrogate: the standard encoder's text."""
+    from reward_memory import _canonical_text
+    from reward_memory.digests import sorted_dumps
+    from reward_memory.ingestion import canonical_text
+    from reward_memory.records._plain import to_plain
+    from reward_memory.records.envelope import RecordScope
+
+    class Token(str):
+        __slots__ = ()
+
+    class WiderScope(RecordScope):
+        pass
+
+    provider = InMemoryProvider()
+    ingest_hard(provider=provider)
+    (content,) = provider.documents(hard_binding().provider_scope).values()
+    record = wire.load(json.loads(content), ActiveRecord)
+    for _ in range(20):  # past the digests' stdlib warm-up: orjson is in use
+        canonical_text(record)
+    assert sorted_dumps() is not None
+    assert _canonical_text._hookable(ActiveRecord)
+    scope = record.scope
+    odd = [
+        attrs.evolve(record, corpus_id=Token(record.corpus_id)),
+        attrs.evolve(record, scope=WiderScope(**attrs.asdict(scope, recurse=False))),
+    ]
+    for changed in (record, *odd):
+        assert canonical_text(changed) == _CANONICAL.encode(to_plain(changed))
+    assert canonical_text(record) == content

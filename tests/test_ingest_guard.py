@@ -481,3 +481,19 @@ def test_a_document_scope_ref_is_a_programmer_error() -> None:
 def test_soft_binding_and_corpus_fit() -> None:
     assert soft_binding().corpus_id == soft_corpus().corpus_id
     assert isinstance(NOW, datetime)
+
+
+def test_a_setup_reused_call_after_call_is_guarded_by_its_own_values() -> None:
+    """The policy/corpus/binding reasons are reused only for the very same records."""
+    corpus, policy, binding = hard_corpus(), hard_policy(), hard_binding()
+    same = {"corpus": corpus, "standing_policy": policy, "binding": binding}
+    assert ingest_hard(**same).status == "planned"
+    assert ingest_hard(**same).status == "planned"
+    disabled = attrs.evolve(policy, enabled=False)
+    blocked = ingest_hard(corpus=corpus, standing_policy=disabled, binding=binding)
+    assert blocked.status == "guard_blocked"
+    assert "standing_policy_disabled" in blocked.guard.reason_codes
+    other = attrs.evolve(binding, corpus_id="another_corpus")
+    blocked = ingest_hard(corpus=corpus, standing_policy=policy, binding=other)
+    assert "provider_binding_corpus_mismatch" in blocked.guard.reason_codes
+    assert ingest_hard(**same).status == "planned"

@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+import attrs
+
 from reward_memory._operator_provider import closed_key, locate
 from reward_memory.grammars import normalize_timestamp
 from reward_memory.records import _memo as m
-from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite
+from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt
 from reward_memory.records.recall import (
     FreshnessContext,
     ProviderBinding,
@@ -29,10 +31,19 @@ if TYPE_CHECKING:
     from reward_memory._recall.readback import Parsed
     from reward_memory.providers.spi import Provider, ProviderScope
     from reward_memory.records.corpus import CorpusDeclaration
+    from reward_memory.records.envelope import RecordScope
     from reward_memory.records.recall import RecallPacket
     from reward_memory.records.standing_policy import StandingPolicy
 
-__all__ = ["PASSED", "VERIFY_LIMIT", "VERIFY_SUMMARY", "Receipt", "execute_steps"]
+__all__ = [
+    "PASSED",
+    "VERIFY_LIMIT",
+    "VERIFY_SUMMARY",
+    "Receipt",
+    "execute_steps",
+    "validated_request",
+    "verification_request",
+]
 
 VERIFY_SUMMARY: Final = "Verify the just-activated reward-memory record."
 VERIFY_LIMIT: Final = 8
@@ -109,7 +120,7 @@ def execute_steps(
     # content digest is the one every check below compares against.
     mine = parsing.written(record, content)
     expected = mine.content_digest
-    failed = IngestWrite(status="failed", write_count=0)
+    failed = WRITES["failed"]
 
     # An operator control closed this record (retire, revoke, purge): a replay of
     # its event, under any standing policy, must not write it back.
@@ -159,7 +170,7 @@ def execute_steps(
             provider_call_count=calls,
         )
     created = status == "created"
-    write = IngestWrite(status=status, write_count=1 if created else 0)
+    write = WRITES[status]
     base.fields.update(
         write=write,
         external_writes_performed=created,
@@ -283,6 +294,17 @@ def _verification_recall(
     from reward_memory._recall.execution import execute  # noqa: PLC0415
     from reward_memory.guarded_recall import build_recall_request  # noqa: PLC0415
 
+    checkpoint, request = verification_request(corpus, policy.authority_source_ref, record, moment)
+    # recall(), with the record this call wrote handed to its readback (see
+    # readback.written): the guard is derived as for any recall.
+    packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
+    return execute(packet, binding, provider, moment, time.monotonic, known=known)
+
+
+def verification_request(
+    corpus: CorpusDeclaration, source_ref: str | None, record: Any, moment: datetime
+) -> tuple[ReadAuthorityCheckpoint, RecallRequest]:
+    """The read checkpoint and the exact-corpus, exact-surface request that verify ``record``."""
     scope = record.scope
     # The bare digests of the candidate and of this activation: exact, inside the
     # scope, and cheap (each names one or a few documents). The activation digest
@@ -295,7 +317,72 @@ def _verification_recall(
         f"{record.candidate_ref.removeprefix(_CANDIDATE_PREFIX)} "
         f"{record.activation_ref.removeprefix('activation:')}"
     )
-    request = RecallRequest(
+    checkpoint, template = _verification_context(
+        corpus, source_ref, scope, corpus.freshness.source_revision
+    )
+    request = _make_request(
+        **template,
+        queries=(_make_query(query=query, query_summary=VERIFY_SUMMARY),),
+        observed_at=normalize_timestamp(moment.isoformat()),
+    )
+    return checkpoint, request
+
+
+# The verification recall's read checkpoint and request template depend only on
+# the corpus, the policy's authority source and the record's scope: a few per
+# experiment, each validated once (keyed by every value they are built from) by
+# building a whole request through the validating constructors. A call then
+# sets that template's fields, its own query -- two bare hex digests and a
+# constant summary, compact and public-safe by construction -- and its clock,
+# normalised, without re-running the validators (``tests/test_ingest_verification.py``
+# holds the result equal to the validating constructors').
+_CONTEXTS: dict[tuple[Any, ...], tuple[ReadAuthorityCheckpoint, dict[str, Any]]] = {}
+_CONTEXTS_MAX: Final = 256
+_PER_CALL: Final = frozenset({"queries", "observed_at"})
+_make_request: Final = m.trusted(RecallRequest)
+_make_query: Final = m.trusted(RecallQuery)
+
+
+def _verification_context(
+    corpus: CorpusDeclaration,
+    source_ref: str | None,
+    scope: RecordScope,
+    source_revision: str | None,
+) -> tuple[ReadAuthorityCheckpoint, dict[str, Any]]:
+    key = (corpus.corpus_id, corpus.read_authority, source_ref, scope, source_revision)
+    found = _CONTEXTS.get(key)
+    if found is None:
+        checkpoint = ReadAuthorityCheckpoint(
+            verified=True,
+            corpus_id=corpus.corpus_id,
+            workspace_ref=scope.workspace_ref,
+            project_ref=scope.project_ref,
+            surface_id=scope.surface_ids[0],
+            read_authority=corpus.read_authority,
+            source_ref=source_ref,
+            user_ref=scope.user_ref,
+            peer_ref=scope.peer_ref,
+            session_ref=scope.session_ref,
+        )
+        template = validated_request(
+            scope, source_revision, query="0" * 20, observed_at="2000-01-01T00:00:00Z"
+        )
+        fields = {
+            name: getattr(template, name)
+            for name in attrs.fields_dict(RecallRequest)
+            if name not in _PER_CALL
+        }
+        if len(_CONTEXTS) >= _CONTEXTS_MAX:
+            _CONTEXTS.clear()
+        found = _CONTEXTS[key] = (checkpoint, fields)
+    return found
+
+
+def validated_request(
+    scope: RecordScope, source_revision: str | None, *, query: str, observed_at: str
+) -> RecallRequest:
+    """The verification recall's request through the validating constructors."""
+    return RecallRequest(
         mode="function_boundary",
         surface_id=scope.surface_ids[0],
         workspace_ref=scope.workspace_ref,
@@ -306,28 +393,12 @@ def _verification_recall(
         session_ref=scope.session_ref,
         queries=(RecallQuery(query=query, query_summary=VERIFY_SUMMARY),),
         limit=VERIFY_LIMIT,
-        observed_at=normalize_timestamp(moment.isoformat()),
+        observed_at=observed_at,
         conflict_state="clear",
         query_kind="ingest_verification",
         freshness_context=FreshnessContext(
             source_truth_current=True,
-            source_revision=scope.revision_ref or corpus.freshness.source_revision,
+            source_revision=scope.revision_ref or source_revision,
             age_seconds=0,
         ),
     )
-    checkpoint = ReadAuthorityCheckpoint(
-        verified=True,
-        corpus_id=corpus.corpus_id,
-        workspace_ref=scope.workspace_ref,
-        project_ref=scope.project_ref,
-        surface_id=scope.surface_ids[0],
-        read_authority=corpus.read_authority,
-        source_ref=policy.authority_source_ref,
-        user_ref=scope.user_ref,
-        peer_ref=scope.peer_ref,
-        session_ref=scope.session_ref,
-    )
-    # recall(), with the record this call wrote handed to its readback (see
-    # readback.written): the guard is derived as for any recall.
-    packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
-    return execute(packet, binding, provider, moment, time.monotonic, known=known)

@@ -65,94 +65,39 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from reward_memory.digests import make_ref
+from reward_memory._active_build import (
+    RETENTION_BY_CLASS,
+    activation_ref_of,
+    derivable,
+    derived_record,
+    validated_record,
+)
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import format_utc, utc_now
 from reward_memory.guards.candidate import candidate_reasons, check_now
-from reward_memory.records.active import ActivationLineage, ActiveRecord, ReviewSummary
 from reward_memory.records.candidate import UNVERIFIED_CHECKPOINT, AuthorityCheckpoint
-from reward_memory.records.envelope import (
-    Confidence,
-    Expiry,
-    Privacy,
-    RecordAuthority,
-    RecordSource,
-    RetentionClass,
-    Supersession,
-)
 from reward_memory.records.review import CandidateReview
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from reward_memory.records.active import ActiveRecord
     from reward_memory.records.corpus import CorpusDeclaration
 
-__all__ = ["RETENTION_BY_CLASS", "activate", "activation_ref_of", "format_timestamp"]
+__all__ = [
+    "RETENTION_BY_CLASS",
+    "activate",
+    "activate_typed",
+    "activation_ref_of",
+    "format_timestamp",
+]
 
-ACTIVE_RECORD_SCHEMA: Final = "reward_memory_active_record_v1"
-RETENTION_BY_CLASS: Final[dict[str, RetentionClass]] = {
-    "hard_policy": "durable_until_revoked",
-    "soft_preference": "durable_until_revoked",
-    "procedural_experience": "revision_bound",
-}
 _IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
-
-
-# A placeholder token: the record is built once, then its activation_ref is set.
-_PENDING: Final = "activation:pending"
 
 
 def format_timestamp(moment: datetime) -> str:
     """An aware datetime in the stored spelling: UTC, ``Z``, microseconds only if set."""
     return format_utc(check_now(moment))
-
-
-def activation_ref_of(record: ActiveRecord) -> str:
-    """``activation:`` + 20 hex over the canonical JSON of every field but ``activation_ref``.
-
-    The hashed value is the record's wire form minus its own ref, with each
-    object written as the array of its values in field order (the field
-    order is fixed by ``schema_version``, the first element): the same
-    information as the object, at a third of the encoding cost. It is written
-    out field by field because a generic walk costs as much as the rest of
-    :func:`activate`; ``tests/test_identity.py`` holds it equal to the generic
-    walk over :func:`~reward_memory.records._plain.to_plain`, so a field added
-    to the record is hashed or the test fails.
-    """
-    s, sc, au, co = record.source, record.scope, record.authority, record.confidence
-    su, rv, ex, pr = record.supersession, record.revocation, record.expiry, record.privacy
-    rw, li = record.review, record.activation_lineage
-    material = [
-        record.schema_version,
-        record.record_ref,
-        record.activated_at,
-        record.corpus_id,
-        record.candidate_ref,
-        record.content_summary,
-        record.class_id,
-        [s.source_kind, s.source_ref, s.actor_ref, s.actor_role, s.observed_at],
-        [
-            sc.workspace_ref,
-            sc.project_ref,
-            sc.surface_ids,
-            sc.revision_ref,
-            sc.user_ref,
-            sc.peer_ref,
-            sc.session_ref,
-        ],
-        [au.level, au.action_scopes, au.checkpoint_ref],
-        [co.level, co.basis],
-        record.lifecycle_state,
-        [su.supersedes_refs, su.superseded_by_ref],
-        [rv.revoked_by_ref, rv.revoked_at, rv.reason],
-        [ex.expires_at, ex.retired_reason],
-        [pr.visibility, pr.retention_class, pr.raw_content_captured],
-        [rw.reviewer_ref, rw.review_ref, rw.reasoning_summary],
-        [li.effective_decision, li.guard_passed, li.review_ref],
-        record.provider_write_performed,
-        record.external_writes_performed,
-    ]
-    return make_ref("activation", material)
 
 
 def _fail(message: str, path: str, code: str) -> RecordValidationError:
@@ -245,6 +190,23 @@ def activate(
         as_checkpoint(checkpoint) if checkpoint is not None else UNVERIFIED_CHECKPOINT
     )
     moment = utc_now() if now is None else check_now(now)
+    return activate_typed(packet, corpus, authority_source, moment, format_timestamp(moment))
+
+
+def activate_typed(
+    packet: CandidateReview,
+    corpus: CorpusDeclaration,
+    authority_source: AuthorityCheckpoint,
+    moment: datetime,
+    activated_at: str,
+) -> ActiveRecord:
+    """:func:`activate` for typed arguments; ``activated_at`` is ``format_timestamp(moment)``.
+
+    For a caller that holds the stored spelling of its clock already (ingest's
+    ``observed_at``): the same preconditions, the same guard, the same record.
+    """
+    from reward_memory.records.corpus import CorpusDeclaration  # noqa: PLC0415
+
     _check_fit(packet, corpus)
     record = packet.record
     reasons = candidate_reasons(record, authority_source, now=moment)
@@ -254,52 +216,6 @@ def activate(
             "$.record",
             "guard_blocked",
         )
-    if record.target_class == "hard_policy":
-        assert authority_source.source_ref is not None
-        authority = RecordAuthority(
-            level="constraint",
-            action_scopes=record.requested_action_scopes,
-            checkpoint_ref=authority_source.source_ref,
-        )
-    else:
-        authority = RecordAuthority(level="advisory")
-    activated_at = format_timestamp(moment)
-    review_ref = packet.review.review_ref
-    source = record.source
-    active = ActiveRecord(
-        activation_ref=_PENDING,
-        activated_at=activated_at,
-        corpus_id=corpus.corpus_id,
-        candidate_ref=record.candidate_ref,
-        content_summary=record.content_summary,
-        class_id=record.target_class,
-        source=RecordSource(
-            source_kind=source.source_kind,
-            source_ref=source.source_ref,
-            actor_ref=source.actor_ref,
-            actor_role=source.actor_role,
-            observed_at=record.observed_at or activated_at,
-        ),
-        scope=record.scope,
-        authority=authority,
-        confidence=Confidence(
-            level=record.reasoning.confidence, basis=record.reasoning.confidence_basis
-        ),
-        lifecycle_state="active",
-        supersession=Supersession(supersedes_refs=record.lifecycle.supersedes_refs),
-        expiry=Expiry(expires_at=record.lifecycle.expires_at),
-        privacy=Privacy(
-            visibility=corpus.privacy.visibility,
-            retention_class=RETENTION_BY_CLASS[record.target_class],
-        ),
-        review=ReviewSummary(
-            reviewer_ref=packet.review.reviewer_ref,
-            review_ref=review_ref,
-            reasoning_summary=packet.review.reasoning_summary,
-        ),
-        activation_lineage=ActivationLineage(review_ref=review_ref),
-    )
-    # The record is new and not yet shared: set its one field derived from all
-    # the others (a token, like the placeholder) instead of validating it twice.
-    object.__setattr__(active, "activation_ref", activation_ref_of(active))
-    return active
+    if type(corpus) is CorpusDeclaration and derivable(packet, corpus, authority_source):
+        return derived_record(packet, corpus, authority_source, activated_at)
+    return validated_record(packet, corpus, authority_source, activated_at)

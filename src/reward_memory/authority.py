@@ -27,7 +27,7 @@ a corpus a ``read_authority`` callable of your own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import parse_timestamp, resolve_now
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from reward_memory.records.recall import ReadAuthorityCheckpoint
 
 __all__ = ["AuthorityMap", "AuthoritySource", "load_authority_map"]
+
+_ANSWERS_MAX: Final = 1024
 
 
 @runtime_checkable
@@ -77,7 +79,7 @@ class AuthoritySource(Protocol):
 class AuthorityMap:
     """An :class:`AuthoritySource` over a ``reward_memory_authority_map_v0`` record."""
 
-    __slots__ = ("_by_actor", "_by_reader", "_record")
+    __slots__ = ("_answers", "_by_actor", "_by_reader", "_expiry", "_record")
 
     def __init__(self, record: AuthorityMapFile) -> None:
         if not isinstance(record, AuthorityMapFile):
@@ -93,6 +95,14 @@ class AuthorityMap:
         self._by_reader: dict[str, ReadGrant] = {
             grant.reader_ref: grant for grant in record.read_grants
         }
+        self._expiry: dict[tuple[str, str], datetime | None] = {
+            key: None if grant.expires_at is None else parse_timestamp(grant.expires_at)
+            for key, grant in self._by_actor.items()
+        }
+        # Each distinct claim's checkpoint, built (and validated) once: the map is
+        # immutable, so the answer is a function of the claim (expiry aside,
+        # which is checked on every call).
+        self._answers: dict[tuple[str, str, str, tuple[str, ...]], AuthorityCheckpoint] = {}
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> AuthorityMap:
@@ -130,10 +140,23 @@ class AuthorityMap:
         grant = self._by_actor.get((actor_ref, actor_role))
         if grant is None or project_ref not in grant.project_refs:
             return None
-        if grant.expires_at is not None and parse_timestamp(grant.expires_at) <= moment:
+        expiry = self._expiry[grant.actor_ref, grant.actor_role]
+        if expiry is not None and expiry <= moment:
             return None
+        cacheable = (
+            type(actor_ref) is str
+            and type(actor_role) is str
+            and type(project_ref) is str
+            and type(action_scopes) is tuple
+            and all(type(scope) is str for scope in action_scopes)
+        )
+        if cacheable:
+            key = (actor_ref, actor_role, project_ref, action_scopes)
+            known = self._answers.get(key)
+            if known is not None:
+                return known
         held = set(grant.action_scopes)
-        return AuthorityCheckpoint(
+        answer = AuthorityCheckpoint(
             verified=True,
             source_ref=self._record.source_ref,
             actor_ref=actor_ref,
@@ -141,6 +164,11 @@ class AuthorityMap:
             project_ref=project_ref,
             action_scopes=tuple(sorted(scope for scope in set(action_scopes) if scope in held)),
         )
+        if cacheable:
+            if len(self._answers) >= _ANSWERS_MAX:
+                self._answers.clear()
+            self._answers[key] = answer
+        return answer
 
     def read_checkpoint_for(
         self,

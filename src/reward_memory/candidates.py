@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import utc_now
 from reward_memory.guards.candidate import candidate_reasons, check_now, proposal_reasons
+from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, load_plain
 from reward_memory.records.candidate import (
     CANDIDATE_SCHEMA,
@@ -77,6 +78,18 @@ _DECISION_KEYS: Final = (
     "reasoning_summary",
     "edited_content_summary",
 )
+
+
+# propose and review assemble their packets from parts they just checked or
+# derived: an exact-type candidate (of_proposal, with_lifecycle, or the
+# constructor for an edit), a typed checkpoint and decision, a guard of the
+# derived reasons, and a status, decision and lifecycle taken from the one
+# decision table the packets' invariants state. Those invariants hold by
+# construction, so the packets are set without re-running the validators;
+# ``tests/test_candidates.py`` rebuilds every row through the validating
+# constructors.
+_make_packet: Final = m.trusted(CandidatePacket)
+_make_review: Final = m.trusted(CandidateReview)
 
 
 @functools.lru_cache(maxsize=256)
@@ -137,7 +150,7 @@ def propose(
     moment = utc_now() if now is None else check_now(now)
     reasons = proposal_reasons(typed, authority, now=moment)
     candidate = Candidate.of_proposal(typed)
-    return CandidatePacket(
+    return _make_packet(
         status="guard_blocked" if reasons else "review_ready",
         candidate=candidate,
         authority_checkpoint=authority,
@@ -341,7 +354,7 @@ def review(
         )
     else:
         new_record = record.with_lifecycle(new_lifecycle)
-    return CandidateReview(
+    return _make_review(
         status=status,
         requested_decision=requested,
         effective_decision=effective,

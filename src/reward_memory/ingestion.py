@@ -52,21 +52,20 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
-from json.encoder import encode_basestring as _string  # what the canonical encoder uses
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import attrs
-
 from reward_memory._boundary import strict_packet
+from reward_memory._canonical_text import canonical_text
 from reward_memory._ingest_provider import PASSED, Receipt, execute_steps
-from reward_memory.activation import activate
+from reward_memory.activation import activate_typed
 from reward_memory.candidates import propose, review
-from reward_memory.digests import _CANONICAL, canonical_json, make_ref
+from reward_memory.digests import canonical_json, make_ref
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import normalize_timestamp, parse_timestamp, resolve_now
+from reward_memory.grammars import format_utc, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
+from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, to_plain
 from reward_memory.records.candidate import (
     UNVERIFIED_CHECKPOINT,
@@ -75,7 +74,7 @@ from reward_memory.records.candidate import (
     ReviewDecision,
 )
 from reward_memory.records.corpus import CorpusDeclaration
-from reward_memory.records.ingest import IngestGuard, IngestReceipt, IngestWrite, NextRecall
+from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt, NextRecall
 from reward_memory.records.recall import (
     ProviderBinding,
 )
@@ -90,6 +89,7 @@ __all__ = [
     "ACCEPT_REASONING",
     "ADAPTERS",
     "Adapter",
+    "accept_decision",
     "aingest",
     "ingest",
     "policy_digest",
@@ -107,72 +107,48 @@ _CANDIDATE_PREFIX: Final = "candidate:"
 # -- identity -----------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=256)
 def policy_digest(policy: StandingPolicy) -> str:
     """12 hex of sha256 over the canonical JSON of the whole standing policy."""
+    # The policy in use is usually the very same record call after call: compared
+    # by identity (held here), before hashing the whole record for the value cache.
+    last = _LAST_POLICY[0] if _LAST_POLICY else None
+    if last is not None and last[0] is policy:
+        return last[1]
+    digest = _policy_digest(policy)
+    _LAST_POLICY[:] = [(policy, digest)]
+    return digest
+
+
+_LAST_POLICY: list[tuple[StandingPolicy, str]] = []
+
+
+@functools.lru_cache(maxsize=256)
+def _policy_digest(policy: StandingPolicy) -> str:
     return hashlib.sha256(canonical_json(to_plain(policy))).hexdigest()[:12]
 
 
 def target_key(policy: StandingPolicy, candidate_ref: str) -> str:
     """The provider key one candidate has under one policy (binds both digests)."""
-    candidate_digest = candidate_ref.removeprefix(_CANDIDATE_PREFIX)
-    return f"reward-memory-{policy_digest(policy)}-{candidate_digest}.json"
+    return _key(policy_digest(policy), candidate_ref)
 
 
-# Per record class: a function giving its canonical JSON text (see canonical_text).
-_WRITERS: dict[type[Any], Callable[[Any], str]] = {}
-_LITERALS: Final = {True: "true", False: "false", None: "null"}
+def _key(digest: str, candidate_ref: str) -> str:
+    return f"reward-memory-{digest}-{candidate_ref.removeprefix(_CANDIDATE_PREFIX)}.json"
 
 
-def canonical_text(record: Any) -> str:
-    """The canonical JSON text of a record's plain form, written in one pass.
-
-    Exactly ``digests._CANONICAL.encode(to_plain(record))`` (sorted keys, no
-    spaces, non-ASCII kept, ``None`` left out of records that declare
-    ``__rm_omit_none__``), without building the plain dicts first and sorting
-    their keys again: each record class gets a writer with its field names in
-    sorted order, once. The record is written once per ingest on the hot path;
-    ``tests/test_ingest.py`` holds the two equal for every example packet.
-    """
-    return _value(record)
+# NextRecall per (corpus, surfaces): a few per experiment, validated once each.
+_NEXT_RECALLS: dict[tuple[str, tuple[str, ...]], NextRecall] = {}
+_NEXT_RECALLS_MAX: Final = 256
 
 
-def _value(value: Any) -> str:
-    kind = type(value)
-    if kind is str:
-        return _string(value)
-    if kind is bool or value is None:
-        return _LITERALS[value]
-    writer = _WRITERS.get(kind)
-    if writer is not None:
-        return writer(value)
-    if kind is tuple or kind is list:
-        return "[" + ",".join([_value(item) for item in value]) + "]"
-    if attrs.has(kind):
-        return _writer(kind)(value)
-    return _CANONICAL.encode(to_plain(value))  # numbers, mappings: the encoder itself
-
-
-def _writer(kind: type[Any]) -> Callable[[Any], str]:
-    """Compile the writer of one record class (its fields in sorted order, one expression)."""
-    names = sorted(field.name for field in attrs.fields(kind))
-    if not all(name.isidentifier() for name in names):  # pragma: no cover - attrs fields are
-        raise TypeError(f"{kind.__name__}: field names must be identifiers")
-    if getattr(kind, "__rm_omit_none__", False):
-        # A None field is left out, so the commas depend on the values: join the parts.
-        items = ", ".join(
-            f"(None if r.{name} is None else {_string(name)!r} + ':' + v(r.{name}))"
-            for name in names
-        )
-        source = f"def write(r):\n    return '{{' + ','.join([p for p in ({items},) if p]) + '}}'\n"
-    else:
-        body = " + ',' + ".join(f"{_string(name) + ':'!r} + v(r.{name})" for name in names)
-        source = f"def write(r):\n    return '{{' + {body} + '}}'\n"
-    namespace: dict[str, Any] = {"v": _value}
-    exec(compile(source, f"<canonical writer {kind.__name__}>", "exec"), namespace)  # noqa: S102 - field names only
-    write: Callable[[Any], str] = namespace["write"]
-    _WRITERS[kind] = write
-    return write
+def _next_recall(corpus_id: str, surface_ids: tuple[str, ...]) -> NextRecall:
+    key = (corpus_id, surface_ids)
+    found = _NEXT_RECALLS.get(key)
+    if found is None:
+        if len(_NEXT_RECALLS) >= _NEXT_RECALLS_MAX:
+            _NEXT_RECALLS.clear()
+        found = _NEXT_RECALLS[key] = NextRecall(corpus_id=corpus_id, surface_ids=surface_ids)
+    return found
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -244,16 +220,21 @@ def _as_policy(policy: StandingPolicy | Mapping[str, Any]) -> StandingPolicy:
     return as_record(policy, StandingPolicy, what="a standing policy", path="standing_policy")
 
 
-def _observed(observed_at: str | datetime) -> datetime:
+def _observed(observed_at: str | datetime) -> tuple[datetime, str]:
+    """The first observation as a moment and in its stored spelling (``activated_at``)."""
     if isinstance(observed_at, datetime):
-        return resolve_now(observed_at)
+        moment = resolve_now(observed_at)
+        return moment, format_utc(moment)
     if not isinstance(observed_at, str):
         raise RecordValidationError(
             "observed_at is an aware timestamp (the event's first observation)",
             path="observed_at",
             code="wrong_type",
         )
-    return parse_timestamp(normalize_timestamp(observed_at, "observed_at"), "observed_at")
+    # Parsed once: its stored spelling is normalize_timestamp's (format_utc of the
+    # parsed moment), and the errors are parse_timestamp's, as normalize_timestamp's are.
+    moment = parse_timestamp(observed_at, "observed_at")
+    return moment, format_utc(moment)
 
 
 def _ask_authority(
@@ -340,7 +321,7 @@ def ingest(
     _check_inputs(adapter_id, corpus, binding, authority)
     policy = _as_policy(standing_policy)
     moment = resolve_now(now)
-    first_seen = _observed(observed_at)
+    first_seen, first_stamp = _observed(observed_at)
     if execute is not True and execute is not False:
         raise RecordValidationError("execute must be a boolean", path="execute", code="wrong_type")
     if execute and provider is None:
@@ -389,7 +370,7 @@ def ingest(
         )
     base.fields["guard"] = PASSED
 
-    record, content = _activate(
+    record = _activate(
         packet=packet,
         corpus=corpus,
         policy=policy,
@@ -397,8 +378,9 @@ def ingest(
         digest=digest,
         moment=moment,
         first_seen=first_seen,
+        first_stamp=first_stamp,
     )
-    key = target_key(policy, candidate.candidate_ref)
+    key = _key(digest, candidate.candidate_ref)
     base.fields.update(
         record_ref=record.record_ref,
         activation_ref=record.activation_ref,
@@ -406,13 +388,13 @@ def ingest(
             "target",
             [binding.provider_id, binding.namespace, binding.scope_ref, binding.actor_peer_id, key],
         ),
-        next_recall=NextRecall(corpus_id=corpus.corpus_id, surface_ids=candidate.scope.surface_ids),
+        next_recall=_next_recall(corpus.corpus_id, candidate.scope.surface_ids),
     )
     if not execute:
         return base.done(
             "planned",
             ("execute_required_for_resource_write",),
-            write=IngestWrite(status="planned", write_count=0),
+            write=WRITES["planned"],
         )
     assert provider is not None
     return execute_steps(
@@ -422,7 +404,7 @@ def ingest(
         corpus=corpus,
         policy=policy,
         record=record,
-        content=content,
+        content=canonical_text(record),  # written only when executing
         key=key,
         moment=moment,
     )
@@ -437,22 +419,47 @@ def _activate(
     digest: str,
     moment: datetime,
     first_seen: datetime,
-) -> tuple[Any, str]:
+    first_stamp: str,
+) -> Any:
     candidate_digest = packet.candidate.candidate_ref.removeprefix(_CANDIDATE_PREFIX)
     accepted = review(
         packet,
-        ReviewDecision(
-            decision="accept",
-            reviewer_ref=policy.reviewer_ref,
-            review_ref=f"review:{digest}:{candidate_digest}",
-            reasoning_summary=ACCEPT_REASONING,
-        ),
+        accept_decision(policy, f"review:{digest}:{candidate_digest}"),
         checkpoint=checkpoint,
         now=moment,
     )
     # The guard passed above; activate re-checks fit and authority under the same checkpoint.
-    record = activate(accepted, corpus, checkpoint=checkpoint, now=first_seen)
-    return record, canonical_text(record)
+    return activate_typed(
+        accepted, corpus, checkpoint or UNVERIFIED_CHECKPOINT, first_seen, first_stamp
+    )
+
+
+_make_decision: Final = m.trusted(ReviewDecision)
+
+
+def accept_decision(policy: StandingPolicy, review_ref: str) -> ReviewDecision:
+    """The standing policy's accept of one candidate, under ``review_ref``.
+
+    ``review:<policy digest>:<candidate digest>`` -- two hex digests the library
+    computed -- is a token by construction, the reviewer is the policy's (a
+    token it checked), the reasoning a checked constant: the decision is set
+    without re-running the validators (``tests/test_ingest.py`` holds it equal
+    to the validating constructor's).
+    """
+    if type(policy) is StandingPolicy:
+        return _make_decision(
+            decision="accept",
+            reviewer_ref=policy.reviewer_ref,
+            review_ref=review_ref,
+            reasoning_summary=ACCEPT_REASONING,
+            edited_content_summary=None,
+        )
+    return ReviewDecision(
+        decision="accept",
+        reviewer_ref=policy.reviewer_ref,
+        review_ref=review_ref,
+        reasoning_summary=ACCEPT_REASONING,
+    )
 
 
 async def aingest(

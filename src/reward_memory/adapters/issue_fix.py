@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory.adapters._proposal import event_proposal
 from reward_memory.candidates import propose
 from reward_memory.records import _fields as f
 from reward_memory.records._plain import as_record
@@ -36,7 +37,6 @@ from reward_memory.records.candidate import (
     is_record,
     no_raw_content,
 )
-from reward_memory.records.envelope import RecordScope
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -116,21 +116,17 @@ def issue_fix_proposal(
     candidate and used as the active record's source time; not hashed).
     """
     typed = issue_fix_event(event)
-    return Proposal(
-        raw_content_captured=False,
-        target_class=typed.target_class,
-        content_summary=typed.content_summary,
-        source=typed.source,
-        scope=RecordScope(
-            workspace_ref=typed.workspace_ref,
-            project_ref=typed.repository_ref,
-            surface_ids=(typed.surface_id,),
-            revision_ref=typed.revision_ref,
-        ),
-        reasoning=typed.reasoning,
-        guard_context=typed.guard_context,
-        requested_action_scopes=typed.requested_action_scopes,
-        observed_at=observed_at,
+    scope = {
+        "workspace_ref": typed.workspace_ref,
+        "project_ref": typed.repository_ref,
+        "surface_ids": (typed.surface_id,),
+        "revision_ref": typed.revision_ref,
+        "user_ref": None,
+        "peer_ref": None,
+        "session_ref": None,
+    }
+    return event_proposal(
+        typed, scope, derivable=type(typed) is IssueFixEvent, observed_at=observed_at
     )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory.adapters._proposal import event_proposal
 from reward_memory.candidates import propose
 from reward_memory.records import _fields as f
 from reward_memory.records._plain import as_record
@@ -35,7 +36,6 @@ from reward_memory.records.candidate import (
     is_record,
     no_raw_content,
 )
-from reward_memory.records.envelope import RecordScope
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -110,24 +110,17 @@ def scoped_feedback_proposal(
 ) -> Proposal:
     """Map a scoped feedback event onto the shared proposal (no semantics, no authority)."""
     typed = scoped_feedback_event(event)
-    return Proposal(
-        raw_content_captured=False,
-        target_class=typed.target_class,
-        content_summary=typed.content_summary,
-        source=typed.source,
-        scope=RecordScope(
-            workspace_ref=typed.workspace_ref,
-            project_ref=typed.project_ref,
-            surface_ids=(typed.surface_id,),
-            revision_ref=typed.revision_ref,
-            user_ref=typed.user_ref,
-            peer_ref=typed.peer_ref,
-            session_ref=typed.session_ref,
-        ),
-        reasoning=typed.reasoning,
-        guard_context=typed.guard_context,
-        requested_action_scopes=typed.requested_action_scopes,
-        observed_at=observed_at,
+    scope = {
+        "workspace_ref": typed.workspace_ref,
+        "project_ref": typed.project_ref,
+        "surface_ids": (typed.surface_id,),
+        "revision_ref": typed.revision_ref,
+        "user_ref": typed.user_ref,
+        "peer_ref": typed.peer_ref,
+        "session_ref": typed.session_ref,
+    }
+    return event_proposal(
+        typed, scope, derivable=type(typed) is ScopedFeedbackEvent, observed_at=observed_at
     )
 
 

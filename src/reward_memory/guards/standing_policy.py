@@ -155,10 +155,29 @@ def standing_policy_reasons(
         reasons.add("authority_source_mismatch")
     if checkpoint is not None and checkpoint.source_ref != policy.authority_source_ref:
         reasons.add("authority_source_mismatch")
-    _policy_corpus_reasons(policy, corpus, reasons)
+    reasons.update(_setup_reasons(policy, corpus, binding))
     _candidate_fit_reasons(candidate, policy, corpus, reasons)
-    reasons.update(binding_reasons(binding, corpus))
     return tuple(sorted(reasons))
+
+
+# The reasons that depend on the policy, corpus and binding alone (pure functions
+# of those immutable records), for the last setup seen -- held here, so their ids
+# stay theirs: an experiment ingests many events under one setup.
+_LAST_SETUP: list[tuple[object, object, object, frozenset[str]]] = []
+
+
+def _setup_reasons(
+    policy: StandingPolicy, corpus: CorpusDeclaration, binding: ProviderBinding
+) -> frozenset[str]:
+    last = _LAST_SETUP[0] if _LAST_SETUP else None
+    if last is not None and last[0] is policy and last[1] is corpus and last[2] is binding:
+        return last[3]
+    found: set[str] = set()
+    _policy_corpus_reasons(policy, corpus, found)
+    found.update(binding_reasons(binding, corpus))
+    frozen = frozenset(found)
+    _LAST_SETUP[:] = [(policy, corpus, binding, frozen)]
+    return frozen
 
 
 def _policy_corpus_reasons(

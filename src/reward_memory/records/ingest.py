@@ -42,6 +42,7 @@ __all__ = [
     "INGEST_RECEIPT_SCHEMA",
     "INGEST_STATUSES",
     "STATUS_REASON_CODES",
+    "WRITES",
     "IngestGuard",
     "IngestReceipt",
     "IngestStatus",
@@ -133,6 +134,13 @@ class IngestWrite:
                 path="$.write_count",
                 code="invalid_value",
             )
+
+
+# Every write outcome a receipt can carry, built once (a write has no other fields).
+WRITES: Final[dict[str, IngestWrite]] = {
+    status: IngestWrite(status=status, write_count=1 if status == "created" else 0)
+    for status in get_args(WriteStatus)
+}
 
 
 @attrs.frozen(kw_only=True)

@@ -56,16 +56,15 @@ class CandidateReviewSummary:
         """A decision's summary: its three fields, already checked by the same helpers."""
         if type(decision) is not ReviewDecision:
             raise RecordValidationError("must be a ReviewDecision", code="wrong_type")
-        made: CandidateReviewSummary = object.__new__(cls)
-        _set_reviewer(made, decision.reviewer_ref)
-        _set_review(made, decision.review_ref)
-        _set_reasoning(made, decision.reasoning_summary)
+        made: CandidateReviewSummary = _make_summary(
+            reviewer_ref=decision.reviewer_ref,
+            review_ref=decision.review_ref,
+            reasoning_summary=decision.reasoning_summary,
+        )
         return made
 
 
-_set_reviewer: Final = CandidateReviewSummary.__dict__["reviewer_ref"].__set__
-_set_review: Final = CandidateReviewSummary.__dict__["review_ref"].__set__
-_set_reasoning: Final = CandidateReviewSummary.__dict__["reasoning_summary"].__set__
+_make_summary: Final = m.trusted(CandidateReviewSummary)
 
 
 # effective decision -> (allowed statuses, record lifecycle state, retired_reason)
