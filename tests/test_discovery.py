@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -493,7 +494,10 @@ def test_thirdparty_provider_in_a_fresh_venv_is_found_through_its_entry_point(
         "install", "--no-deps", "--no-index", *map(str, wheels.glob("*.whl")), python=python
     )
     assert installed.returncode == 0, installed.stderr[-2000:]
-    deps = _pip("install", "attrs>=24.1", "cattrs>=24.1", "jsonschema>=4.18", python=python)
+    # The runtime dependencies exactly as the distribution declares them (a new one
+    # would otherwise pass here only while this environment happens to lend it).
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    deps = _pip("install", *declared, python=python)
     if deps.returncode != 0:
         # Offline: borrow the runtime dependencies from this environment's site-packages.
         # Only a path is added (no .pth there is processed), so reward-memory itself
