@@ -36,6 +36,7 @@ import re
 from typing import Any, Final, Literal
 
 import attrs
+import orjson
 
 from reward_memory.digests import REF_HEX_LENGTH, make_ref
 from reward_memory.errors import InputError, RecordValidationError
@@ -77,16 +78,23 @@ __all__ = [
 _PLAIN: Final = re.compile(r"[A-Za-z0-9._:/#-]+")
 
 
-@functools.lru_cache(maxsize=4096)
 def record_ref_of(corpus_id: str, candidate_ref: str) -> str:
     """The stable identity of the memory a candidate becomes in a corpus (see module docs)."""
     if _PLAIN.fullmatch(corpus_id) and _PLAIN.fullmatch(candidate_ref):
-        # Both are grammar tokens (no quote, backslash or control character), so
-        # their canonical JSON is this text exactly: skip the encoder (recall
-        # checks the ref of every record it reads for the first time).
-        text = f'{{"candidate_ref":"{candidate_ref}","corpus_id":"{corpus_id}"}}'
-        return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
+        return _plain_record_ref(corpus_id, candidate_ref)
     return make_ref("record", {"corpus_id": corpus_id, "candidate_ref": candidate_ref})
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_record_ref(corpus_id: str, candidate_ref: str) -> str:
+    """:func:`record_ref_of` of a corpus id and a candidate ref that are grammar tokens.
+
+    Neither holds a quote, backslash or control character, so their canonical
+    JSON is this text exactly: no encoder. A record's own fields are checked
+    before its ``__attrs_post_init__`` derives its ref, so it calls this directly.
+    """
+    text = f'{{"candidate_ref":"{candidate_ref}","corpus_id":"{corpus_id}"}}'
+    return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
 
 
 def _text(limit: int) -> Any:
@@ -147,7 +155,9 @@ class ActiveRecord:
     external_writes_performed: Literal[False] = f.const(False)
 
     def __attrs_post_init__(self) -> None:
-        ref = record_ref_of(self.corpus_id, self.candidate_ref)
+        # Both are checked by now (attrs validates before the post-init; so does
+        # the one-pass builder): a corpus id and a token are plain text.
+        ref = _plain_record_ref(self.corpus_id, self.candidate_ref)
         if type(self.record_ref) is not str:
             raise RecordValidationError(
                 "must be a record ref (a string)", path="$.record_ref", code="wrong_type"
@@ -270,6 +280,7 @@ STORED_RECORD_TYPES: Final[dict[str, type[ActiveRecord] | type[LegacyActiveRecor
 # The C scanner json.loads runs (an attribute typeshed does not declare).
 _SCAN: Final[Any] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _JSON_SPACE: Final = " \t\n\r"
+_fast_loads: Final = orjson.loads
 
 
 def decode_stored(content: str | bytes | bytearray) -> Any:
@@ -290,6 +301,14 @@ def decode_stored(content: str | bytes | bytearray) -> Any:
     return json.loads(content)
 
 
+@functools.cache
+def _plain() -> Any:
+    """:mod:`reward_memory.records._plain`, imported on first use (it imports the records)."""
+    from reward_memory.records import _plain  # noqa: PLC0415
+
+    return _plain
+
+
 def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActiveRecord:
     """One stored active record (a provider's readback bytes), parsed in one strict pass.
 
@@ -299,12 +318,32 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
     rules and the derived ``record_ref`` (see :mod:`reward_memory.records._onepass`).
     ``activation_ref`` is not re-hashed (the exact readback pins the bytes).
 
+    The bytes are read by ``orjson`` and built in one pass; anything that does
+    not settle there (``orjson`` refuses what ``json.loads`` reads -- NaN, a BOM,
+    a lone surrogate, another encoding -- and reads integers beyond 64 bits as
+    floats, which no stored record holds) is read again by ``json.loads`` and
+    goes the reference way, so the record or the error is the stdlib's.
+
     Raises:
         RecordValidationError: not JSON (``invalid_json``), not an object, another
             ``schema_version``, or anything the record refuses (field path named).
     """
-    from reward_memory.records._plain import from_plain  # noqa: PLC0415 - records import it
+    try:
+        data = _fast_loads(content)
+    except Exception:  # noqa: BLE001 - json.loads below decides (and names the error)
+        data = None
+    if type(data) is dict:
+        version = data.get("schema_version")
+        cls = STORED_RECORD_TYPES.get(version) if type(version) is str else None
+        if cls is not None:
+            record: ActiveRecord | LegacyActiveRecord | None = _plain().built(cls, data)
+            if record is not None:
+                return record
+    return _load_reference(content)
 
+
+def _load_reference(content: str | bytes | bytearray) -> ActiveRecord | LegacyActiveRecord:
+    """:func:`load_stored` by ``json.loads`` and the reference walk (the record or the error)."""
     try:
         data = decode_stored(content)
     except (ValueError, TypeError, RecursionError):
@@ -320,7 +359,7 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
             code="schema_version_unsupported",
         )
     try:
-        record: ActiveRecord | LegacyActiveRecord = from_plain(cls, data)
+        record: ActiveRecord | LegacyActiveRecord = _plain().from_plain(cls, data)
     except RecordValidationError:
         raise
     except Exception:  # noqa: BLE001 - a rule that met a value of the wrong shape (null block)
