@@ -33,10 +33,9 @@ import functools
 import hashlib
 import json
 import re
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
-import orjson
 
 from reward_memory.digests import REF_HEX_LENGTH, make_ref
 from reward_memory.errors import InputError, RecordValidationError
@@ -58,6 +57,9 @@ from reward_memory.records.envelope import (
     Supersession,
     check_envelope,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "STORED_RECORD_TYPES",
@@ -280,7 +282,6 @@ STORED_RECORD_TYPES: Final[dict[str, type[ActiveRecord] | type[LegacyActiveRecor
 # The C scanner json.loads runs (an attribute typeshed does not declare).
 _SCAN: Final[Any] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _JSON_SPACE: Final = " \t\n\r"
-_fast_loads: Final = orjson.loads
 
 
 def decode_stored(content: str | bytes | bytearray) -> Any:
@@ -309,6 +310,14 @@ def _plain() -> Any:
     return _plain
 
 
+@functools.cache
+def _fast() -> tuple[Callable[[Any], Any], Callable[[Any, Any], Any]]:
+    """(``orjson.loads``, the one-pass build), imported on the first stored record read."""
+    import orjson  # noqa: PLC0415 - a process that reads no stored record never loads it
+
+    return orjson.loads, _plain().built
+
+
 def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActiveRecord:
     """One stored active record (a provider's readback bytes), parsed in one strict pass.
 
@@ -328,15 +337,16 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
         RecordValidationError: not JSON (``invalid_json``), not an object, another
             ``schema_version``, or anything the record refuses (field path named).
     """
+    loads, built = _fast()
     try:
-        data = _fast_loads(content)
+        data = loads(content)
     except Exception:  # noqa: BLE001 - json.loads below decides (and names the error)
         data = None
     if type(data) is dict:
         version = data.get("schema_version")
         cls = STORED_RECORD_TYPES.get(version) if type(version) is str else None
         if cls is not None:
-            record: ActiveRecord | LegacyActiveRecord | None = _plain().built(cls, data)
+            record: ActiveRecord | LegacyActiveRecord | None = built(cls, data)
             if record is not None:
                 return record
     return _load_reference(content)
