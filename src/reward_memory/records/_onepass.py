@@ -11,13 +11,15 @@ for a record class checks the same rules in one pass over the data instead:
   duplicate-free where the record sorts it -- so the record it builds is the
   one the constructor would build, value for value;
 - every string that the validators would scan is collected, and the caller
-  scans them all at once (:func:`all_safe`: one hygiene search and one
-  prefilter search over the joined text);
-- the record is then made without re-running the validators, and its
-  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual;
+  scans them all at once (:func:`all_safe`: one hygiene check and one
+  prefilter pass over the joined text);
 - the tokens (most of a stored record's strings) are collected as they are met
   and their grammar checked at once, one pattern over them joined, before the
-  cross-field rules run (:func:`_tokens_ok`).
+  cross-field rules run (:func:`_tokens_ok`); an unknown key is found by count
+  (a block's keys are its fields less the absent ones; a missing required
+  field raises as it is read);
+- the record is then made without re-running the validators, and its
+  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual.
 
 Anything else -- a field without recorded grammar (or whose validator was
 extended after the helper made it), data that is not already in stored form,
