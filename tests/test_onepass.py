@@ -424,6 +424,11 @@ _SPELLINGS = [
     "lone surrogate",
     "surrogate pair",
     "non-ascii",
+    "infinity",
+    "long int",
+    "reversed surrogates",
+    "raw surrogate bytes",
+    "form feed",
 ]
 
 
@@ -442,6 +447,11 @@ def _spelled(text: str, spelling: str, field: str) -> Any:
         return f" \n\t{text}\r\n "
     if spelling == "trailing data":
         return text + " {}"
+    if spelling == "raw surrogate bytes":  # json.loads decodes bytes with surrogatepass
+        head = '{"' + field + '_": "'
+        return head.encode() + b'\xed\xa0\x80", ' + text[1:].encode()
+    if spelling == "form feed":  # not JSON whitespace
+        return text + "\x0c"
     if spelling == "duplicate key":  # the last value wins, at the first key's place
         return '{"' + field + '": "first", ' + text[1:]
     replaced = {
@@ -452,6 +462,9 @@ def _spelled(text: str, spelling: str, field: str) -> Any:
         "lone surrogate": '"\\ud800"',
         "surrogate pair": '"\\ud83d\\ude00 ok"',
         "non-ascii": '"caf\u00e9 summary"',
+        "infinity": "-Infinity",
+        "long int": "1" + "0" * 400,
+        "reversed surrogates": '"\\ude00\\ud83d"',
     }.get(spelling)
     if replaced is None:
         return text
