@@ -80,23 +80,29 @@ __all__ = [
 _PLAIN: Final = re.compile(r"[A-Za-z0-9._:/#-]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def record_ref_of(corpus_id: str, candidate_ref: str) -> str:
     """The stable identity of the memory a candidate becomes in a corpus (see module docs)."""
     if _PLAIN.fullmatch(corpus_id) and _PLAIN.fullmatch(candidate_ref):
-        return _plain_record_ref(corpus_id, candidate_ref)
+        return _plain_ref(corpus_id, candidate_ref)
     return make_ref("record", {"corpus_id": corpus_id, "candidate_ref": candidate_ref})
 
 
-@functools.lru_cache(maxsize=4096)
-def _plain_record_ref(corpus_id: str, candidate_ref: str) -> str:
+def _plain_ref(corpus_id: str, candidate_ref: str) -> str:
     """:func:`record_ref_of` of a corpus id and a candidate ref that are grammar tokens.
 
     Neither holds a quote, backslash or control character, so their canonical
-    JSON is this text exactly: no encoder. A record's own fields are checked
-    before its ``__attrs_post_init__`` derives its ref, so it calls this directly.
+    JSON is this text exactly: no encoder.
     """
     text = f'{{"candidate_ref":"{candidate_ref}","corpus_id":"{corpus_id}"}}'
     return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
+
+
+# A record's own ref: its fields are checked before its ``__attrs_post_init__``
+# derives it (attrs validates first; so does the one-pass builder), so the
+# grammar test of record_ref_of is skipped (recall derives it for every record
+# it reads for the first time).
+_derived_ref: Final = functools.lru_cache(maxsize=4096)(_plain_ref)
 
 
 def _text(limit: int) -> Any:
@@ -157,9 +163,7 @@ class ActiveRecord:
     external_writes_performed: Literal[False] = f.const(False)
 
     def __attrs_post_init__(self) -> None:
-        # Both are checked by now (attrs validates before the post-init; so does
-        # the one-pass builder): a corpus id and a token are plain text.
-        ref = _plain_record_ref(self.corpus_id, self.candidate_ref)
+        ref = _derived_ref(self.corpus_id, self.candidate_ref)
         if type(self.record_ref) is not str:
             raise RecordValidationError(
                 "must be a record ref (a string)", path="$.record_ref", code="wrong_type"
