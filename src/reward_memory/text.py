@@ -38,7 +38,15 @@ from typing import Final, Literal, NoReturn
 
 from reward_memory.errors import UnsafeTextError
 
-__all__ = ["UnsafeKind", "compact_text", "find_unsafe", "require_safe", "require_safe_characters"]
+__all__ = [
+    "UnsafeKind",
+    "compact_text",
+    "find_unsafe",
+    "has_unsafe_character",
+    "prefilter_stops",
+    "require_safe",
+    "require_safe_characters",
+]
 
 UnsafeKind = Literal["credential", "local_path", "unsafe_character"]
 

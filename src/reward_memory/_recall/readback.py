@@ -1,8 +1,10 @@
 """Parsing one provider readback into an active record (v1, or legacy v0 read as advisory).
 
 A readback is untrusted text: anything that does not parse into a valid record
-is ``None`` (skipped silently, never an error). The parse is cached per exact
-content string, so a hot recall pays for ``json.loads`` and validation once.
+is ``None`` (skipped silently, never an error). The record is
+:func:`~reward_memory.records.active.load_stored`'s (one strict pass, the same
+rules as any stored record); the parse is cached per exact content string, so a
+hot recall decodes and validates a readback once.
 """
 
 from __future__ import annotations
