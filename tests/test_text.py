@@ -592,8 +592,12 @@ _ANCHOR_TEXT = st.lists(
 @example("authorization: x")
 @example("ey\u0130j0123456789")
 def test_fast_prefilter_gives_the_alternations_verdict(value: str) -> None:
-    for candidate in (value, value.upper(), value.lower(), f"see {value}\nnext"):
-        assert prefilter_stops(candidate) is (_TRIGGER.search(candidate) is not None)
+    # A long string is asked anchor by anchor, a short one by the alternation: both
+    # are held to it, the value as it is and inside long neutral text around it.
+    pad = "x" * 200
+    for shape in (value, value.upper(), value.lower(), f"see {value}\nnext"):
+        for candidate in (shape, f"{pad} {shape} {pad}", f"{shape}\n{pad}", pad + shape):
+            assert prefilter_stops(candidate) is (_TRIGGER.search(candidate) is not None)
 
 
 @given(st.text(max_size=40))
