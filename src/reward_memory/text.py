@@ -461,14 +461,15 @@ def prefilter_stops(value: str) -> bool:
 # The allowed ASCII characters (tab, newline, carriage return, space to ``~``): an
 # ASCII string holds an unsafe character exactly when deleting these leaves any.
 _ALLOWED_ASCII: Final = b"\t\n\r" + bytes(range(0x20, 0x7F))
+_SHORT: Final = 32
 
 
 def has_unsafe_character(value: str) -> bool:
     """Whether ``value`` holds a character of ``_UNSAFE_CHARACTER`` (same verdict, faster
     for ASCII: one byte translation instead of a range scan)."""
-    if value.isascii():
-        return bool(value.encode("ascii").translate(None, _ALLOWED_ASCII))
-    return _UNSAFE_CHARACTER.search(value) is not None
+    if len(value) < _SHORT or not value.isascii():  # the range scan is cheaper when short
+        return _UNSAFE_CHARACTER.search(value) is not None
+    return bool(value.encode("ascii").translate(None, _ALLOWED_ASCII))
 
 
 # The compiled patterns under their historical names (tests read them), built on
@@ -489,13 +490,23 @@ def find_unsafe(value: str) -> UnsafeKind | None:
     ``"unsafe_character"`` (a control character or a lone surrogate, see
     ``_UNSAFE_CHARACTER``), ``"credential"`` or ``"local_path"``.
     """
-    if has_unsafe_character(value):
+    # A field's short text takes the patterns directly (no call in between: this
+    # runs for every field a validator checks).
+    if (
+        _UNSAFE_CHARACTER.search(value) is not None
+        if len(value) < _SHORT
+        else has_unsafe_character(value)
+    ):
         return "unsafe_character"
     return _find_shape(value)
 
 
 def _find_shape(value: str) -> UnsafeKind | None:
-    if not prefilter_stops(value):
+    if (
+        _trigger().search(value) is None
+        if len(value) < _ANCHOR_BY_ANCHOR
+        else not prefilter_stops(value)
+    ):
         return None
     return _scan(value)
 
@@ -532,7 +543,11 @@ def _raise_unsafe(kind: UnsafeKind, path: str, label: str) -> NoReturn:
 
 def require_safe_characters(value: str, *, path: str = "$", label: str = "value") -> str:
     """Return ``value``, or raise ``unsafe_character`` for a control character or lone surrogate."""
-    if has_unsafe_character(value):
+    if (
+        _UNSAFE_CHARACTER.search(value) is not None
+        if len(value) < _SHORT
+        else has_unsafe_character(value)
+    ):
         _raise_unsafe("unsafe_character", path, label)
     return value
 
