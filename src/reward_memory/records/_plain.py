@@ -35,7 +35,7 @@ import attrs
 from reward_memory.errors import RecordValidationError, join_path
 from reward_memory.records._onepass import all_safe, generate
 
-__all__ = ["as_record", "from_plain", "load_plain", "to_plain"]
+__all__ = ["as_record", "built", "from_plain", "load_plain", "to_plain"]
 
 T = TypeVar("T")
 
