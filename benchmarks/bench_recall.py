@@ -28,6 +28,11 @@ Rows:
   call; every readback cache warm). The stores are built before the clock
   starts and frozen out of the garbage collector's generations, so the
   fixture's own size does not bill the calls for collections.
+- ``... library share`` / ``... memory provider share``: the cold workload once
+  more, on new stores, with every provider call timed: the time spent inside the
+  memory provider (its first search over a store it has not indexed yet, and the
+  three reads) and the rest of the call (request, guards, parse, item filter,
+  packet, application), medians of each.
 - ``readback parse (cold)``: parsing + validating one readback the first time
   (later readbacks of the same content hit the parse cache).
 
@@ -452,11 +457,50 @@ def real_rows(
     cold = _thread_median_us(lambda index: once(stores[index], requests[index]), calls)
     warm_store, warm_request = _real_store(binding, 999), _request_dict(999)
     warm = _thread_median_us(lambda _: once(warm_store, warm_request), calls)
+    # The same cold workload again on new stores, each provider call timed: the
+    # memory provider's own share (its first search over a store it has not
+    # indexed yet, and the reads) and the library's (the rest of the call).
+    timed = [_Timed(_real_store(binding, 2_000_000 + index)) for index in range(total)]
+    shares: list[tuple[int, int]] = []
+    clock = time.thread_time_ns
+    for index in range(total):
+        provider = timed[index]
+        start = clock()
+        once(provider, requests[index])
+        shares.append((clock() - start - provider.spent, provider.spent))
     gc.unfreeze()
+    library = statistics.median(whole for whole, _ in shares[30:]) / 1000
+    provided = statistics.median(spent for _, spent in shares[30:]) / 1000
     return [
         _row("recall e2e, memory, real (fresh request, cold readback)", cold),
         _row("recall e2e, memory, real ... warm (same store and request)", warm),
+        _row("recall e2e, memory, real: library share (provider calls excluded)", library),
+        _row("recall e2e, memory, real: memory provider share (search + reads)", provided),
     ]
+
+
+class _Timed:
+    """A provider whose search and read calls are timed (thread CPU), passed through."""
+
+    def __init__(self, inner: InMemoryProvider) -> None:
+        self._inner = inner
+        self.provider_id = inner.provider_id
+        self.spi_version = inner.spi_version
+        self.spent = 0
+
+    def search(self, **kwargs: Any) -> SearchResult:
+        start = time.thread_time_ns()
+        try:
+            return self._inner.search(**kwargs)
+        finally:
+            self.spent += time.thread_time_ns() - start
+
+    def read(self, **kwargs: Any) -> ReadResult:
+        start = time.thread_time_ns()
+        try:
+            return self._inner.read(**kwargs)
+        finally:
+            self.spent += time.thread_time_ns() - start
 
 
 def _fields(record: Any) -> dict[str, Any]:

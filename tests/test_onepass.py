@@ -26,6 +26,7 @@ from reward_memory.records import _onepass
 from reward_memory.records._onepass import all_safe
 from reward_memory.records._plain import _builder, _walk, from_plain, to_plain
 from reward_memory.records.active import (
+    STORED_RECORD_TYPES,
     ActiveRecord,
     LegacyActiveRecord,
     ReviewSummary,
@@ -286,16 +287,16 @@ class _EqualsAll:
 
 
 def test_a_repeated_block_is_the_block_its_json_gives_and_still_scanned() -> None:
-    # The one-pass builder keeps the block it last built at each place (scope,
-    # authority, expiry, ...): records of one corpus repeat them. A repeat must
-    # give exactly what building would, refuse what building refuses, and keep
-    # every string of the block in the secret/path scan.
+    # Records of one corpus repeat most blocks (scope, authority, expiry, ...)
+    # value for value. Whatever the builder keeps or does not keep between calls,
+    # a repeat must give exactly what building would, refuse what building
+    # refuses, and keep every string of the block in the secret/path scan.
     first = to_plain(active_record(21))
     assert from_plain(ActiveRecord, copy.deepcopy(first)) == active_record(21)
     again = to_plain(active_record(22))
     assert from_plain(ActiveRecord, again) == active_record(22)
     assert from_plain(ActiveRecord, again).scope == active_record(21).scope
-    # Mutating the caller's data afterwards does not change what is remembered.
+    # Mutating the caller's data afterwards does not change a later read.
     again["scope"]["surface_ids"].append("zzz.other")
     assert from_plain(ActiveRecord, to_plain(active_record(23))) == active_record(23)
     # A block holding a credential is refused every time it is read, not only the first.
@@ -305,8 +306,8 @@ def test_a_repeated_block_is_the_block_its_json_gives_and_still_scanned() -> Non
         with pytest.raises(RecordValidationError) as caught:
             from_plain(ActiveRecord, tampered)
         assert caught.value.path == "$.scope.project_ref"
-    # Values equal to the remembered JSON but not JSON's own types get what the
-    # reference walk gives them, never the remembered block.
+    # Values equal to an earlier block's JSON but not JSON's own types get what the
+    # reference walk gives them, never the earlier block.
     odd_scopes: list[Any] = [
         {**first["scope"], "workspace_ref": _Str(first["scope"]["workspace_ref"])},
         {**first["scope"], "workspace_ref": _EqualsAll()},
@@ -331,7 +332,7 @@ def _built_or_error(build: Any) -> Any:
 
 
 @pytest.mark.parametrize("block", ["expiry", "revocation", "supersession", "scope"])
-def test_an_empty_or_null_block_is_never_a_remembered_one(block: str) -> None:
+def test_an_empty_or_null_block_is_never_an_earlier_one(block: str) -> None:
     for value in ({}, None, []):  # the two ways give the same record or the same failure
         data = to_plain(active_record(27))
         data[block] = value
@@ -358,14 +359,207 @@ def test_load_stored_refuses_a_null_or_odd_block_with_a_typed_error(block: str) 
         ("activation_lineage", "guard_passed", 1.0),
     ],
 )
-def test_a_number_equal_to_a_remembered_boolean_is_refused(
+def test_a_number_equal_to_an_earlier_boolean_is_refused(
     block: str, key: str, number: object
 ) -> None:
-    # 0 == False and 1.0 == True: the remembered block must not answer for them.
+    # 0 == False and 1.0 == True: an equal block read just before must not answer for them.
     record = active_record(29)
-    assert from_plain(ActiveRecord, to_plain(record)) == record  # the block is now remembered
+    assert from_plain(ActiveRecord, to_plain(record)) == record
     data = to_plain(record)
     data[block][key] = number
     with pytest.raises(RecordValidationError) as caught:
         from_plain(ActiveRecord, data)
     assert caught.value.path == f"$.{block}.{key}"
+
+
+# -- orjson reads the bytes; the stdlib decides everything orjson does not settle -----------
+
+
+def _stdlib_outcome(content: Any) -> Any:
+    """What ``load_stored`` gave before orjson: ``json.loads`` and the reference walk."""
+    try:
+        data = json.loads(content)
+    except (ValueError, TypeError, RecursionError):
+        return ("error", "$", "invalid_json", "a stored record is one JSON document")
+    if type(data) is not dict:
+        return ("error", "$", "wrong_type", "a stored record is a JSON object")
+    version = data.get("schema_version")
+    cls = STORED_RECORD_TYPES.get(version) if type(version) is str else None
+    if cls is None:
+        message = "schema_version names no stored record this library reads"
+        return ("error", "$.schema_version", "schema_version_unsupported", message)
+    try:
+        record = _walk(cls, data, "$")
+    except RecordValidationError as exc:
+        return ("error", exc.path, exc.code, exc.message)
+    except Exception:  # noqa: BLE001 - load_stored names a wrong shape so
+        return ("error", "$", "wrong_type", "a stored record field has the wrong shape")
+    return ("record", type(record), record)
+
+
+def _loaded_outcome(content: Any) -> Any:
+    try:
+        record = load_stored(content)
+    except RecordValidationError as exc:
+        return ("error", exc.path, exc.code, exc.message)
+    return ("record", type(record), record)
+
+
+_BIG = 2**70
+# Spellings of one JSON text that orjson reads otherwise than json.loads, or not at all.
+_SPELLINGS = [
+    "as is",
+    "bytes",
+    "bytearray",
+    "utf-16",
+    "utf-8 bom",
+    "str bom",
+    "padded",
+    "trailing data",
+    "duplicate key",
+    "big int",
+    "negative big int",
+    "huge float",
+    "nan",
+    "lone surrogate",
+    "surrogate pair",
+    "non-ascii",
+    "infinity",
+    "long int",
+    "reversed surrogates",
+    "raw surrogate bytes",
+    "form feed",
+]
+
+
+def _spelled(text: str, spelling: str, field: str) -> Any:
+    if spelling == "bytes":
+        return text.encode("utf-8")
+    if spelling == "bytearray":
+        return bytearray(text.encode("utf-8"))
+    if spelling == "utf-16":
+        return text.encode("utf-16")
+    if spelling == "utf-8 bom":
+        return b"\xef\xbb\xbf" + text.encode("utf-8")
+    if spelling == "str bom":
+        return "\ufeff" + text
+    if spelling == "padded":
+        return f" \n\t{text}\r\n "
+    if spelling == "trailing data":
+        return text + " {}"
+    if spelling == "raw surrogate bytes":  # json.loads decodes bytes with surrogatepass
+        head = '{"' + field + '_": "'
+        return head.encode() + b'\xed\xa0\x80", ' + text[1:].encode()
+    if spelling == "form feed":  # not JSON whitespace
+        return text + "\x0c"
+    if spelling == "duplicate key":  # the last value wins, at the first key's place
+        return '{"' + field + '": "first", ' + text[1:]
+    replaced = {
+        "big int": str(_BIG),
+        "negative big int": str(-_BIG),
+        "huge float": "1e400",
+        "nan": "NaN",
+        "lone surrogate": '"\\ud800"',
+        "surrogate pair": '"\\ud83d\\ude00 ok"',
+        "non-ascii": '"caf\u00e9 summary"',
+        "infinity": "-Infinity",
+        "long int": "1" + "0" * 400,
+        "reversed surrogates": '"\\ude00\\ud83d"',
+    }.get(spelling)
+    if replaced is None:
+        return text
+    return text.replace(f'"{field}": ', f'"{field}": {replaced}, "{field}_": ', 1)
+
+
+_STORED_SAMPLES = [sample for sample in SAMPLES if sample[0] in (ActiveRecord, LegacyActiveRecord)]
+
+
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(_STORED_SAMPLES),
+    st.sampled_from(_SPELLINGS),
+    st.data(),
+)
+def test_load_stored_gives_the_stdlib_record_or_error_for_every_spelling(
+    sample: tuple[type[Any], dict[str, Any]], spelling: str, data: st.DataObject
+) -> None:
+    _, plain = sample
+    field = data.draw(st.sampled_from(sorted(plain)))
+    text = json.dumps(
+        plain, sort_keys=data.draw(st.booleans()), ensure_ascii=data.draw(st.booleans())
+    )
+    content = _spelled(text, spelling, field)
+    assert _loaded_outcome(content) == _stdlib_outcome(content)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(_mutated(), st.sampled_from(["as is", "bytes", "big int", "duplicate key", "padded"]))
+def test_load_stored_agrees_with_the_stdlib_walk_on_mutated_records(
+    case: tuple[type[Any], Any], spelling: str
+) -> None:
+    cls, data = case
+    if cls not in (ActiveRecord, LegacyActiveRecord) or type(data) is not dict or not data:
+        return
+    content = _spelled(json.dumps(data), spelling, sorted(data)[0])
+    assert _loaded_outcome(content) == _stdlib_outcome(content)
+
+
+def test_a_big_integer_goes_the_stdlib_way_not_orjsons_float() -> None:
+    # orjson reads 2**70 as a float; the stdlib as an int. The error names the int's field
+    # exactly as the stdlib path does.
+    data = to_plain(active_record(31))
+    data["review"]["reasoning_summary"] = _BIG
+    with pytest.raises(RecordValidationError) as caught:
+        load_stored(json.dumps(data))
+    assert (caught.value.path, caught.value.code) == _stdlib_outcome(json.dumps(data))[1:3]
+    assert caught.value.path == "$.review.reasoning_summary"
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("candidate_ref",), "candidate:1\ncandidate:2"),  # two tokens' worth in one
+        (("candidate_ref",), "candidate:1\n"),
+        (("review", "review_ref"), "\nreview:1"),
+        (("scope", "workspace_ref"), "x" * 201),
+        (("scope", "workspace_ref"), "-leading"),
+        (("scope", "workspace_ref"), "caf\u00e9"),
+        (("supersession", "supersedes_refs"), ["a:1", "b:1\nc:1"]),
+        (("authority", "checkpoint_ref"), "checkpoint 1"),
+    ],
+)
+def test_the_joined_token_check_refuses_what_each_token_check_refuses(
+    where: tuple[str, ...], value: Any
+) -> None:
+    # Tokens are checked at once, joined by newlines: a newline inside one, an
+    # over-long, odd-first-character or non-grammar token fails as on its own.
+    data = to_plain(active_record(32))
+    parent = data
+    for step in where[:-1]:
+        parent = parent[step]
+    parent[where[-1]] = value
+    assert _outcome(lambda: from_plain(ActiveRecord, copy.deepcopy(data))) == _outcome(
+        lambda: _walk(ActiveRecord, copy.deepcopy(data), "$")
+    )
+    assert _outcome(lambda: from_plain(ActiveRecord, copy.deepcopy(data)))[0] == "error"
+
+
+@pytest.mark.parametrize("block", [None, "scope", "revocation", "expiry"])
+def test_an_unknown_key_beside_an_absent_field_is_still_unknown(block: str | None) -> None:
+    # Unknown keys are found by count (keys present = fields less the absent ones):
+    # dropping an optional field and adding an unknown key keeps the count, and
+    # must still be refused, naming the unknown key.
+    data = to_plain(active_record(33))
+    target = data if block is None else data[block]
+    optional = {
+        None: "record_ref",
+        "scope": "peer_ref",
+        "revocation": "reason",
+        "expiry": "retired_reason",
+    }[block]
+    del target[optional]
+    target["unknown"] = None
+    with pytest.raises(RecordValidationError) as caught:
+        from_plain(ActiveRecord, data)
+    assert caught.value.code == "unknown_field"
+    assert caught.value.path == ("$.unknown" if block is None else f"$.{block}.unknown")

@@ -24,6 +24,8 @@ from reward_memory.text import (
     _full_scan,
     compact_text,
     find_unsafe,
+    has_unsafe_character,
+    prefilter_stops,
     require_safe,
 )
 
@@ -544,3 +546,67 @@ def test_compact_text_rejects_exactly_when_over_limit(value: str, limit: int) ->
             compact_text(value, limit=limit)
     else:
         assert compact_text(value, limit=limit) == collapsed
+
+
+# -- The fast prefilter and character check give the reference verdicts ----------------------
+#
+# ``prefilter_stops`` asks an ASCII string anchor by anchor, on its lowered text, and
+# ``has_unsafe_character`` translates ASCII bytes; both must give exactly what the one
+# compiled alternation and ``_UNSAFE_CHARACTER`` give, on every string (letters that
+# fold to ASCII under IGNORECASE -- long s, Kelvin sign, dotted I -- take the
+# reference path, being non-ASCII).
+_ANCHOR_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"=/\\~$%:>.-_bBjJpPAS aA0xkKeEyYnNdDtTsSrRwWoOiI\t\n\"'`*@#",
+            "\u017f",
+            "\u212a",
+            "\u0130",
+            "\u0131",
+            "\u00e9",
+            "eyJ",
+            "dapi",
+            "bearer ",
+            "Basic ",
+            "key",
+            "token",
+            "password",
+            "rization",
+            "file:/",
+            "c:/",
+            "home",
+            "ghp_",
+            "sk-",
+            "AKIA",
+            "SK",
+            "ssh/",
+            "slack.com/",
+            "sg.",
+        ]
+    ),
+    max_size=16,
+).map("".join)
+
+
+@given(st.one_of(_ANCHOR_TEXT, _SHAPES, st.sampled_from(POSITIVES + BENIGN)))
+@example("authorization: x")
+@example("ey\u0130j0123456789")
+def test_fast_prefilter_gives_the_alternations_verdict(value: str) -> None:
+    # A long string is asked anchor by anchor, a short one by the alternation: both
+    # are held to it, the value as it is and inside long neutral text around it.
+    pad = "x" * 200
+    for shape in (value, value.upper(), value.lower(), f"see {value}\nnext"):
+        for candidate in (shape, f"{pad} {shape} {pad}", f"{shape}\n{pad}", pad + shape):
+            assert prefilter_stops(candidate) is (_TRIGGER.search(candidate) is not None)
+
+
+@given(st.text(max_size=40))
+@example("\x00\t\n\r\x7f\x9f\ud800")
+def test_fast_character_check_gives_the_patterns_verdict(value: str) -> None:
+    assert has_unsafe_character(value) is (_UNSAFE_CHARACTER.search(value) is not None)
+    value = value + "x" * 40  # long enough for the byte translation
+    for code in (*range(0xA1), 0xD7FF, 0xD800, 0xDFFF, 0xE000):
+        char = chr(code)
+        assert has_unsafe_character(value + char) is (
+            _UNSAFE_CHARACTER.search(value + char) is not None
+        )

@@ -38,7 +38,15 @@ from typing import Final, Literal, NoReturn
 
 from reward_memory.errors import UnsafeTextError
 
-__all__ = ["UnsafeKind", "compact_text", "find_unsafe", "require_safe", "require_safe_characters"]
+__all__ = [
+    "UnsafeKind",
+    "compact_text",
+    "find_unsafe",
+    "has_unsafe_character",
+    "prefilter_stops",
+    "require_safe",
+    "require_safe_characters",
+]
 
 UnsafeKind = Literal["credential", "local_path", "unsafe_character"]
 
@@ -392,6 +400,78 @@ def _trigger() -> re.Pattern[str]:
     )
 
 
+# The fast way to the prefilter's verdict (``prefilter_stops(value)`` is exactly
+# ``_trigger().search(value) is not None``; ``tests/test_text.py`` holds the two
+# equal). The one alternation scans a character set, ~12 ns a character with its
+# case-insensitive letters; a long ASCII string (``str.lower`` then keeps every
+# position, and case-insensitive matching of these lower-case branches is
+# matching them on the lowered text) is instead asked, anchor by anchor, whether
+# the anchor occurs at all (a C substring search) and only then searched with
+# that anchor's own branch, case-sensitively. A branch that can only match with a
+# longer literal around its anchor is skipped unless that literal occurs (the
+# JWT ``eyj``, Databricks ``dapi``). Any other string takes the alternation.
+_NEEDS: Final = {"j": "eyj", "p": "dapi"}
+
+# (the anchor, a longer literal a match needs or "", the branch or None: the anchor alone)
+_Branch = tuple[str, str, re.Pattern[str] | None]
+
+
+@functools.cache
+def _branches() -> tuple[tuple[_Branch, ...], tuple[_Branch, ...]]:
+    """The prefilter's branches, one per anchor: (on the lowered text, on the text as given)."""
+    lowered: list[_Branch] = []
+    for anchor, rest in _ANCHORS.items():
+        char = anchor.lower()
+        # A rest with an upper-case letter (``\S``, ``[A-Z]``) would change when
+        # lowered: then it keeps its own case-insensitive flag.
+        body = rest if rest == rest.lower() else f"(?i:{rest})"
+        pattern = re.compile(re.escape(char) + f"(?:{body})") if rest else None
+        lowered.append((char, _NEEDS.get(char, ""), pattern))
+    cased: list[_Branch] = [
+        (anchor, "", re.compile(re.escape(anchor) + f"(?:{rest})"))
+        for anchor, rest in _CASED_ANCHORS.items()
+    ]
+    return tuple(lowered), tuple(cased)
+
+
+# Below this length the one alternation is cheaper than asking anchor by anchor
+# (a loop of ~16 steps): a field's own text; the joined strings of a record are longer.
+_ANCHOR_BY_ANCHOR: Final = 192
+
+
+def prefilter_stops(value: str) -> bool:
+    """Whether the prefilter stops anywhere in ``value`` (then the full scan decides)."""
+    if len(value) < _ANCHOR_BY_ANCHOR or not value.isascii():
+        return _trigger().search(value) is not None
+    lowered, cased = _branches()
+    low = value.lower()
+    for anchor, needs, pattern in lowered:
+        if (
+            anchor in low
+            and needs in low  # "" is in every string
+            and (pattern is None or pattern.search(low) is not None)
+        ):
+            return True
+    for anchor, _, pattern in cased:
+        if anchor in value and pattern is not None and pattern.search(value) is not None:
+            return True
+    return False
+
+
+# The allowed ASCII characters (tab, newline, carriage return, space to ``~``): an
+# ASCII string holds an unsafe character exactly when deleting these leaves any.
+_ALLOWED_ASCII: Final = b"\t\n\r" + bytes(range(0x20, 0x7F))
+_SHORT: Final = 32
+
+
+def has_unsafe_character(value: str) -> bool:
+    """Whether ``value`` holds a character of ``_UNSAFE_CHARACTER`` (same verdict, faster
+    for ASCII: one byte translation instead of a range scan)."""
+    if len(value) < _SHORT or not value.isascii():  # the range scan is cheaper when short
+        return _UNSAFE_CHARACTER.search(value) is not None
+    return bool(value.encode("ascii").translate(None, _ALLOWED_ASCII))
+
+
 # The compiled patterns under their historical names (tests read them), built on
 # first access rather than at import.
 _LAZY: Final = {"_TRIGGER": _trigger, "_UNSAFE": _unsafe, "_UNSAFE_CASED": _unsafe_cased}
@@ -410,13 +490,23 @@ def find_unsafe(value: str) -> UnsafeKind | None:
     ``"unsafe_character"`` (a control character or a lone surrogate, see
     ``_UNSAFE_CHARACTER``), ``"credential"`` or ``"local_path"``.
     """
-    if _UNSAFE_CHARACTER.search(value) is not None:
+    # A field's short text takes the patterns directly (no call in between: this
+    # runs for every field a validator checks).
+    if (
+        _UNSAFE_CHARACTER.search(value) is not None
+        if len(value) < _SHORT
+        else has_unsafe_character(value)
+    ):
         return "unsafe_character"
     return _find_shape(value)
 
 
 def _find_shape(value: str) -> UnsafeKind | None:
-    if _trigger().search(value) is None:
+    if (
+        _trigger().search(value) is None
+        if len(value) < _ANCHOR_BY_ANCHOR
+        else not prefilter_stops(value)
+    ):
         return None
     return _scan(value)
 
@@ -453,7 +543,11 @@ def _raise_unsafe(kind: UnsafeKind, path: str, label: str) -> NoReturn:
 
 def require_safe_characters(value: str, *, path: str = "$", label: str = "value") -> str:
     """Return ``value``, or raise ``unsafe_character`` for a control character or lone surrogate."""
-    if _UNSAFE_CHARACTER.search(value) is not None:
+    if (
+        _UNSAFE_CHARACTER.search(value) is not None
+        if len(value) < _SHORT
+        else has_unsafe_character(value)
+    ):
         _raise_unsafe("unsafe_character", path, label)
     return value
 

@@ -1,8 +1,10 @@
 """Parsing one provider readback into an active record (v1, or legacy v0 read as advisory).
 
 A readback is untrusted text: anything that does not parse into a valid record
-is ``None`` (skipped silently, never an error). The parse is cached per exact
-content string, so a hot recall pays for ``json.loads`` and validation once.
+is ``None`` (skipped silently, never an error). The record is
+:func:`~reward_memory.records.active.load_stored`'s (one strict pass, the same
+rules as any stored record); the parse is cached per exact content string, so a
+hot recall decodes and validates a readback once.
 """
 
 from __future__ import annotations
@@ -10,14 +12,13 @@ from __future__ import annotations
 import functools
 import hashlib
 from datetime import datetime  # noqa: TC003 - attrs resolves it
-from typing import Any, Final
+from typing import Final
 
 from reward_memory.grammars import parse_timestamp
-from reward_memory.records._plain import from_plain
 from reward_memory.records.active import (
     ActiveRecord,
     LegacyActiveRecord,
-    decode_stored,
+    load_stored,
     record_ref_of,
 )
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
@@ -27,8 +28,6 @@ __all__ = ["Parsed", "identity", "parse", "written"]
 
 _PARSE_CACHE_SIZE: Final = 2048
 _UNSET: Final = object()
-_V1: Final = "reward_memory_active_record_v1"
-_V0: Final = "reward_memory_active_record_v0"
 
 
 class Parsed:
@@ -151,10 +150,6 @@ def _earliest(*stamps: str | None) -> datetime | None:
     return min(moments) if moments else None
 
 
-def _parse_v1(data: dict[str, Any], content: str) -> Parsed:
-    return _parsed_v1(from_plain(ActiveRecord, data), content)
-
-
 def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
     # The envelope rules leave a live record no revocation, supersession or
     # retirement (no half-revoked record builds): its state says it all.
@@ -179,8 +174,7 @@ def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
     )
 
 
-def _parse_v0(data: dict[str, Any], content: str) -> Parsed:
-    record: LegacyActiveRecord = from_plain(LegacyActiveRecord, data)
+def _parsed_v0(record: LegacyActiveRecord, content: str) -> Parsed:
     scope = record.scope
     lifecycle = record.lifecycle
     expires = lifecycle.expires_at
@@ -221,16 +215,16 @@ def written(record: ActiveRecord, content: str) -> Parsed:
 
 @functools.lru_cache(maxsize=_PARSE_CACHE_SIZE)
 def parse(content: str) -> Parsed | None:
-    """Parse one readback (cached per exact content string); ``None`` when unusable."""
+    """Parse one readback (cached per exact content string); ``None`` when unusable.
+
+    The record is :func:`~reward_memory.records.active.load_stored`'s, so a
+    readback is held to exactly the rules (and the one strict pass) of any
+    stored record; whatever it refuses is skipped.
+    """
     try:
-        data = decode_stored(content)
-        if type(data) is not dict:
-            return None
-        version = data.get("schema_version")
-        if version == _V1:
-            return _parse_v1(data, content)
-        if version == _V0:
-            return _parse_v0(data, content)
+        record = load_stored(content)
+        if type(record) is ActiveRecord:
+            return _parsed_v1(record, content)
+        return _parsed_v0(record, content)  # type: ignore[arg-type]  # the other stored type
     except Exception:  # noqa: BLE001 - corrupt readback is skipped, never an error
         return None
-    return None

@@ -11,15 +11,15 @@ for a record class checks the same rules in one pass over the data instead:
   duplicate-free where the record sorts it -- so the record it builds is the
   one the constructor would build, value for value;
 - every string that the validators would scan is collected, and the caller
-  scans them all at once (:func:`all_safe`: one hygiene search and one
-  prefilter search over the joined text);
+  scans them all at once (:func:`all_safe`: one hygiene check and one
+  prefilter pass over the joined text);
+- the tokens (most of a stored record's strings) are collected as they are met
+  and their grammar checked at once, one pattern over them joined, before the
+  cross-field rules run (:func:`_tokens_ok`); an unknown key is found by count
+  (a block's keys are its fields less the absent ones; a missing required
+  field raises as it is read);
 - the record is then made without re-running the validators, and its
-  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual;
-- a nested block whose fields hold only strings, booleans, nulls and lists of
-  strings is remembered at its place in the builder (the last one built): the
-  records of one corpus repeat most blocks value for value, so a block whose
-  JSON equals the remembered one (exact JSON types, no subclass, no number) is
-  that record, and only its strings are handed to the scan again.
+  ``__attrs_post_init__`` (the cross-field rules, the derived refs) runs as usual.
 
 Anything else -- a field without recorded grammar (or whose validator was
 extended after the helper made it), data that is not already in stored form,
@@ -33,6 +33,7 @@ constructor (its nested records may still be built in one pass).
 
 from __future__ import annotations
 
+import re
 import typing
 from typing import TYPE_CHECKING, Any, Final
 
@@ -40,7 +41,7 @@ import attrs
 
 from reward_memory.grammars import CORPUS_ID, SURFACE_ID, TOKEN, _normalized
 from reward_memory.records._fields import KIND
-from reward_memory.text import _UNSAFE_CHARACTER, _find_shape, _trigger
+from reward_memory.text import _find_shape, has_unsafe_character, prefilter_stops
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -76,16 +77,26 @@ def all_safe(strings: list[str]) -> bool:
     # scan does not (a value followed by a newline reads as prose): where the
     # prefilter stops, each string is scanned on its own, as its validator would.
     joined = "\n".join(fresh)
-    if _UNSAFE_CHARACTER.search(joined) is not None:
+    if has_unsafe_character(joined):
         return False
-    if _trigger().search(joined) is not None and not all(
-        _find_shape(value) is None for value in fresh
-    ):
+    if prefilter_stops(joined) and not all(_find_shape(value) is None for value in fresh):
         return False
     if len(known) + len(fresh) > _SAFE_SIZE:
         known.clear()
     known.update(dict.fromkeys(fresh))
     return True
+
+
+# Every token of a record at once: one pattern over the tokens joined by newlines
+# (a newline is in no token, so the pattern splits them back exactly; the count
+# refuses a token that holds a newline itself).
+_TOKEN_RUN: Final = re.compile(rf"(?:{TOKEN.pattern}\n)*{TOKEN.pattern}")
+
+
+def _tokens_ok(tokens: list[str]) -> bool:
+    """Whether every one of ``tokens`` (all str) is a grammar token (``TOKEN``)."""
+    joined = "\n".join(tokens)
+    return joined.count("\n") == len(tokens) - 1 and _TOKEN_RUN.fullmatch(joined) is not None
 
 
 def _record_of(field: attrs.Attribute[Any], hint: Any) -> type[Any] | None:
@@ -119,7 +130,7 @@ class _Source:
             "_norm": _normalized,
             "_new": object.__new__,
             "_missing": _MISSING,
-            "_json_strings": _json_strings,
+            "_tokens_ok": _tokens_ok,
         }
         self.lines: list[str] = []
 
@@ -138,7 +149,9 @@ def _check(src: _Source, kind: str, params: Any, indent: str) -> bool:
     if kind.startswith("optional_"):
         src.add(f"{indent}if v is not None:")
         return _check(src, kind.removeprefix("optional_"), params, indent + "    ")
-    if kind in _PATTERNS:
+    if kind == "token":  # its grammar is checked with the others at the end (_tokens_ok)
+        src.add(f"{indent}if type(v) is not _str:", fail, f"{indent}tpush(v)")
+    elif kind in _PATTERNS:
         match = src.name(_PATTERNS[kind])
         src.add(f"{indent}if type(v) is not _str or {match}(v) is None:", fail)
         src.add(f"{indent}push(v)")
@@ -153,24 +166,34 @@ def _check(src: _Source, kind: str, params: Any, indent: str) -> bool:
         )
     elif kind == "list":
         item, low, high, keep_order = params
-        match = src.name(_PATTERNS[item])
         src.add(
             f"{indent}if type(v) is not _list or not {int(low)} <= len(v) <= {int(high)}:",
             fail,
-            f"{indent}for item in v:",
-            f"{indent}    if type(item) is not _str or {match}(item) is None:",
-            f"{indent}        raise _F",
-            f"{indent}if len(_set(v)) != len(v):",
-            fail,
         )
+        if item == "token":
+            src.add(
+                f"{indent}for item in v:",
+                f"{indent}    if type(item) is not _str:",
+                f"{indent}        raise _F",
+                f"{indent}tokens.extend(v)",
+            )
+        else:
+            match = src.name(_PATTERNS[item])
+            src.add(
+                f"{indent}for item in v:",
+                f"{indent}    if type(item) is not _str or {match}(item) is None:",
+                f"{indent}        raise _F",
+                f"{indent}strings.extend(v)",
+            )
+        src.add(f"{indent}if len(_set(v)) != len(v):", fail)
         if not keep_order:
             src.add(f"{indent}if len(v) > 1 and _sorted(v) != v:", fail)
-        src.add(f"{indent}strings.extend(v)", f"{indent}v = _tuple(v)")
+        src.add(f"{indent}v = _tuple(v)")
     elif kind == "enum":
         src.add(f"{indent}if type(v) is not _str or v not in {src.name(params)}:", fail)
     elif kind == "const":
-        expected = src.name(params)
-        src.add(f"{indent}if type(v) is not type({expected}) or v != {expected}:", fail)
+        expected, kind_of = src.name(params), src.name(type(params))
+        src.add(f"{indent}if type(v) is not {kind_of} or v != {expected}:", fail)
     elif kind == "bool":
         src.add(f"{indent}if type(v) is not _bool:", fail)
     elif kind == "integer":
@@ -203,9 +226,11 @@ def _one_pass(
     ``data<depth>``), any other is built by its own builder.
     """
     me, data = ("self", "data") if depth == 0 else (f"self{depth}", f"data{depth}")
+    absent = f"absent{depth}"
     hints = typing.get_type_hints(cls)
     inner = indent + "    "
     later: list[tuple[attrs.Attribute[Any], Any]] = []
+    start = len(src.lines)
     for field in attrs.fields(cls):
         if not field.init or field.alias != field.name or field.on_setattr not in (None, False):
             return False
@@ -218,15 +243,14 @@ def _one_pass(
             fallback_value = "_F"
         else:
             fallback_value = src.name(default)
-        if fallback_value == "_F":  # required: the key set was checked
+        if fallback_value == "_F":  # required: a missing key raises (KeyError)
             src.add(f"{indent}v = {data}[{field.name!r}]", f"{indent}if True:")
-        elif default is None:  # absent and null are one value: the check lets None pass
-            src.add(f"{indent}v = {data}.get({field.name!r})", f"{indent}if True:")
-        else:
+        else:  # absent: counted, so the key count at the end finds unknown keys
             src.add(
                 f"{indent}v = {data}.get({field.name!r}, _missing)",
                 f"{indent}if v is _missing:",
                 f"{inner}v = {fallback_value}",
+                f"{inner}{absent} += 1",
                 f"{indent}else:",
             )
         nested = _record_of(field, hints[field.name])
@@ -252,6 +276,11 @@ def _one_pass(
             later.extend((field, extra) for extra in added)
         slot = src.name(_slot_setter(cls, field.name))
         src.add(f"{indent}{slot}({me}, v)")
+    # No unknown key: every key is a field that was read (a missing required one
+    # raised KeyError), so the keys are the fields less the absent ones.
+    src.lines.insert(start, f"{indent}{absent} = 0")
+    count = len(attrs.fields(cls))
+    src.add(f"{indent}if len({data}) + {absent} != {count}:", f"{indent}    raise _F")
     # Validators a record adds to a helper's field (``@field.validator``) run as
     # attrs runs them: after every field is set, in field order, with the same
     # arguments (any failure sends the data to the reference walk).
@@ -308,90 +337,19 @@ def _inline(  # noqa: PLR0917 - private, called from one place
     """Emit ``cls``'s one pass in place (result in ``v``); False: it has none (nothing emitted)."""
     if not _plain_class(cls):
         return False
-    remembered = _string_valued(cls)
-    body = indent + "    " if remembered else indent
     trial = _Source(cls, src.names["_F"])
     trial.names = src.names  # one namespace: names stay unique
-    if not _one_pass(cls, builder_of, trial, plan_of=plan_of, depth=depth, indent=body):
+    if not _one_pass(cls, builder_of, trial, plan_of=plan_of, depth=depth, indent=indent):
         return False
-    plan = plan_of(cls)
-    names, required = src.name(plan.names), src.name(plan.required)
-    me, data, keys = f"self{depth}", f"data{depth}", f"keys{depth}"
-    if remembered:
-        # The block last built at this place, kept as (its data, the record, its
-        # strings): the records of one corpus repeat most blocks (scope, authority,
-        # confidence, expiry, ...) value for value. A hit needs the same JSON
-        # (``_json_strings``: only str, bool, null and lists of str, so ``==`` is exact)
-        # and still hands its strings to the scan; a miss builds and replaces it.
-        cell = src.name([(None, None, ())])  # no dict equals None
-        src.add(
-            f"{indent}last{depth} = {cell}[0]",
-            f"{indent}if type(v) is _dict and v == last{depth}[0] and _json_strings(v):",
-            f"{indent}    strings.extend(last{depth}[2])",
-            f"{indent}    v = last{depth}[1]",
-            f"{indent}else:",
-            f"{body}first{depth} = len(strings)",
-        )
+    me, data = f"self{depth}", f"data{depth}"
     src.add(
-        f"{body}{data} = v",
-        f"{body}if type({data}) is not _dict:",
-        f"{body}    raise _F",
-        f"{body}{keys} = {data}.keys()",
-        f"{body}if not ({keys} <= {names} and {required} <= {keys}):",
-        f"{body}    raise _F",
-        f"{body}{me} = _new({src.name(cls)})",
-        *trial.lines,
+        f"{indent}{data} = v", f"{indent}if type({data}) is not _dict:", f"{indent}    raise _F"
     )
+    src.add(f"{indent}{me} = _new({src.name(cls)})", *trial.lines)
     post = getattr(cls, "__attrs_post_init__", None)
     if post is not None:
-        src.add(f"{body}{src.name(post)}({me})")
-    src.add(f"{body}v = {me}")
-    if remembered:
-        src.add(
-            f"{body}{cell}[0] = ("
-            f"{{key: (_list(item) if type(item) is _list else item)"
-            f" for key, item in {data}.items()}}, v, strings[first{depth}:])"
-        )
-    return True
-
-
-# Field kinds whose valid JSON value is a string, a boolean, null or a list of strings.
-_STRING_KINDS: Final = frozenset(
-    {"token", "surface_id", "corpus_id", "timestamp", "text", "list", "enum", "derived", "bool"}
-)
-
-
-def _string_valued(cls: type[Any]) -> bool:
-    """Whether every valid JSON value of every field of ``cls`` is a str, bool, null or a list
-    of str (no number: ``1 == True`` and ``1.0 == 1``, so ``==`` on those is not exact)."""
-    for field in attrs.fields(cls):
-        recorded = field.metadata.get(KIND)
-        if recorded is None:
-            return False
-        kind, params = recorded[0].removeprefix("optional_"), recorded[1]
-        if kind == "const":
-            if type(params) is not str and type(params) is not bool:
-                return False
-        elif kind == "enum":
-            if not all(type(choice) is str for choice in params):
-                return False
-        elif kind not in _STRING_KINDS:
-            return False
-    return True
-
-
-def _json_strings(data: dict[str, Any]) -> bool:
-    """Whether every value is exactly a str, bool, None or a list of str (no subclass, no
-    number: the remembered JSON holds none, so an equal value of these types is the same)."""
-    for value in data.values():
-        kind = type(value)
-        if kind is str or value is None or kind is bool:
-            continue
-        if kind is not list:
-            return False
-        for item in value:
-            if type(item) is not str:
-                return False
+        src.add(f"{indent}{src.name(post)}({me})")
+    src.add(f"{indent}v = {me}")
     return True
 
 
@@ -417,18 +375,19 @@ def generate(
     """The builder for ``cls``: ``build(data, strings)`` -> record (raises ``fallback``)."""
     plan = plan_of(cls)
     src = _Source(cls, fallback)
-    names, required = src.name(plan.names), src.name(plan.required)
-    head = [
-        "def build(data, strings):",
-        "    if type(data) is not _dict:",
-        "        raise _F",
-        "    keys = data.keys()",
-        f"    if not (keys <= {names} and {required} <= keys):",
-        "        raise _F",
-    ]
+    head = ["def build(data, strings):", "    if type(data) is not _dict:", "        raise _F"]
     one_pass = _plain_class(cls) and _one_pass(cls, builder_of, src, plan_of=plan_of)
     if one_pass:
-        body = ["    push = strings.append", "    self = _new(_cls)", *src.lines]
+        body = [
+            "    push = strings.append",
+            "    tokens = []",
+            "    tpush = tokens.append",
+            "    self = _new(_cls)",
+            *src.lines,
+        ]
+        # Every token's grammar at once, before the cross-field rules read them.
+        body += ["    if tokens:", "        if not _tokens_ok(tokens):", "            raise _F"]
+        body.append("        strings.extend(tokens)")
         post = getattr(cls, "__attrs_post_init__", None)
         if post is not None:
             body.append(f"    {src.name(post)}(self)")
@@ -447,7 +406,13 @@ def _through_constructor(
     cls: type[Any], plan: Any, builder_of: Callable[[type[Any]], Any], src: _Source
 ) -> list[str]:
     """The walk's kwargs as straight-line code, then the validating constructor."""
-    lines = ["    kw = data.copy()"]
+    names, required = src.name(plan.names), src.name(plan.required)
+    lines = [
+        "    keys = data.keys()",
+        f"    if not (keys <= {names} and {required} <= keys):",
+        "        raise _F",
+        "    kw = data.copy()",
+    ]
     for name in sorted(plan.names):
         if name in plan.nested:
             build = src.name(builder_of(plan.nested[name]))

@@ -35,7 +35,7 @@ import attrs
 from reward_memory.errors import RecordValidationError, join_path
 from reward_memory.records._onepass import all_safe, generate
 
-__all__ = ["as_record", "from_plain", "load_plain", "to_plain"]
+__all__ = ["as_record", "built", "from_plain", "load_plain", "to_plain"]
 
 T = TypeVar("T")
 
@@ -123,14 +123,23 @@ def _builder(cls: type[Any]) -> Any:
 
 def from_plain(cls: type[Any], data: Any, path: str = "$") -> Any:
     """Build a ``cls`` record from parsed JSON ``data`` (strict; see the module docs)."""
+    record = built(cls, data)
+    if record is None:
+        return _walk(cls, data, path)
+    return record
+
+
+def built(cls: type[Any], data: Any) -> Any:
+    """The record the one-pass builder makes of ``data``; None when it does not settle it
+    (then :func:`from_plain`'s reference walk gives the record or the error)."""
     try:
         strings: list[str] = []
         record = _builder(cls)(data, strings)
         if not strings or all_safe(strings):
             return record
-    except Exception:  # noqa: BLE001, S110 - the reference walk below names the error
+    except Exception:  # noqa: BLE001, S110 - the reference walk names the error
         pass
-    return _walk(cls, data, path)
+    return None
 
 
 def _walk(cls: type[Any], data: Any, path: str) -> Any:

@@ -33,7 +33,7 @@ import functools
 import hashlib
 import json
 import re
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
@@ -58,6 +58,9 @@ from reward_memory.records.envelope import (
     check_envelope,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
     "STORED_RECORD_TYPES",
     "ActivationLineage",
@@ -81,12 +84,25 @@ _PLAIN: Final = re.compile(r"[A-Za-z0-9._:/#-]+")
 def record_ref_of(corpus_id: str, candidate_ref: str) -> str:
     """The stable identity of the memory a candidate becomes in a corpus (see module docs)."""
     if _PLAIN.fullmatch(corpus_id) and _PLAIN.fullmatch(candidate_ref):
-        # Both are grammar tokens (no quote, backslash or control character), so
-        # their canonical JSON is this text exactly: skip the encoder (recall
-        # checks the ref of every record it reads for the first time).
-        text = f'{{"candidate_ref":"{candidate_ref}","corpus_id":"{corpus_id}"}}'
-        return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
+        return _plain_ref(corpus_id, candidate_ref)
     return make_ref("record", {"corpus_id": corpus_id, "candidate_ref": candidate_ref})
+
+
+def _plain_ref(corpus_id: str, candidate_ref: str) -> str:
+    """:func:`record_ref_of` of a corpus id and a candidate ref that are grammar tokens.
+
+    Neither holds a quote, backslash or control character, so their canonical
+    JSON is this text exactly: no encoder.
+    """
+    text = f'{{"candidate_ref":"{candidate_ref}","corpus_id":"{corpus_id}"}}'
+    return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
+
+
+# A record's own ref: its fields are checked before its ``__attrs_post_init__``
+# derives it (attrs validates first; so does the one-pass builder), so the
+# grammar test of record_ref_of is skipped (recall derives it for every record
+# it reads for the first time).
+_derived_ref: Final = functools.lru_cache(maxsize=4096)(_plain_ref)
 
 
 def _text(limit: int) -> Any:
@@ -147,7 +163,7 @@ class ActiveRecord:
     external_writes_performed: Literal[False] = f.const(False)
 
     def __attrs_post_init__(self) -> None:
-        ref = record_ref_of(self.corpus_id, self.candidate_ref)
+        ref = _derived_ref(self.corpus_id, self.candidate_ref)
         if type(self.record_ref) is not str:
             raise RecordValidationError(
                 "must be a record ref (a string)", path="$.record_ref", code="wrong_type"
@@ -290,6 +306,22 @@ def decode_stored(content: str | bytes | bytearray) -> Any:
     return json.loads(content)
 
 
+@functools.cache
+def _plain() -> Any:
+    """:mod:`reward_memory.records._plain`, imported on first use (it imports the records)."""
+    from reward_memory.records import _plain  # noqa: PLC0415
+
+    return _plain
+
+
+@functools.cache
+def _fast() -> tuple[Callable[[Any], Any], Callable[[Any, Any], Any]]:
+    """(``orjson.loads``, the one-pass build), imported on the first stored record read."""
+    import orjson  # noqa: PLC0415 - a process that reads no stored record never loads it
+
+    return orjson.loads, _plain().built
+
+
 def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActiveRecord:
     """One stored active record (a provider's readback bytes), parsed in one strict pass.
 
@@ -299,12 +331,33 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
     rules and the derived ``record_ref`` (see :mod:`reward_memory.records._onepass`).
     ``activation_ref`` is not re-hashed (the exact readback pins the bytes).
 
+    The bytes are read by ``orjson`` and built in one pass; anything that does
+    not settle there (``orjson`` refuses what ``json.loads`` reads -- NaN, a BOM,
+    a lone surrogate, another encoding -- and reads integers beyond 64 bits as
+    floats, which no stored record holds) is read again by ``json.loads`` and
+    goes the reference way, so the record or the error is the stdlib's.
+
     Raises:
         RecordValidationError: not JSON (``invalid_json``), not an object, another
             ``schema_version``, or anything the record refuses (field path named).
     """
-    from reward_memory.records._plain import from_plain  # noqa: PLC0415 - records import it
+    loads, built = _fast()
+    try:
+        data = loads(content)
+    except Exception:  # noqa: BLE001 - json.loads below decides (and names the error)
+        data = None
+    if type(data) is dict:
+        version = data.get("schema_version")
+        cls = STORED_RECORD_TYPES.get(version) if type(version) is str else None
+        if cls is not None:
+            record: ActiveRecord | LegacyActiveRecord | None = built(cls, data)
+            if record is not None:
+                return record
+    return _load_reference(content)
 
+
+def _load_reference(content: str | bytes | bytearray) -> ActiveRecord | LegacyActiveRecord:
+    """:func:`load_stored` by ``json.loads`` and the reference walk (the record or the error)."""
     try:
         data = decode_stored(content)
     except (ValueError, TypeError, RecursionError):
@@ -320,7 +373,7 @@ def load_stored(content: str | bytes | bytearray) -> ActiveRecord | LegacyActive
             code="schema_version_unsupported",
         )
     try:
-        record: ActiveRecord | LegacyActiveRecord = from_plain(cls, data)
+        record: ActiveRecord | LegacyActiveRecord = _plain().from_plain(cls, data)
     except RecordValidationError:
         raise
     except Exception:  # noqa: BLE001 - a rule that met a value of the wrong shape (null block)
