@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
-from itertools import chain
+from collections import Counter, defaultdict, deque
+from itertools import chain, repeat
 from typing import Final
 
 from reward_memory.providers.spi import ReadResult, SearchHit, SearchResult
 
 SUMMARY_LENGTH: Final = 160
 _TERMS: Final = re.compile(r"\w+")
-_ASCII_NON_WORD: Final = {
-    code: " " for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")
-}
+# On ASCII text ``\w`` is exactly letters, digits and "_", and casefold is lower: one
+# bytes translation folds case and blanks every other byte (C speed, no per-character
+# dictionary lookups), and a split then gives exactly the ``\w+`` words.
+_ASCII_FOLD: Final = (
+    bytes(c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() or c == 95 else 32 for c in range(128))
+    + b" " * 128
+)
+_SUMMARY_SCAN: Final = 4 * SUMMARY_LENGTH
+_DRAIN: Final[deque[object]] = deque(maxlen=0)  # consumes an iterator in C
 _NO_HITS: Final = SearchResult()
 # Up to this many matched terms, ranking by set algebra (about terms**2 / 2 C-level set
 # operations) beats counting every posting; beyond it, counting wins. Under
@@ -31,12 +37,13 @@ _FEW_POSTINGS: Final = 64
 class _Document:
     """One stored document, with what reads and searches need derived at write time."""
 
-    __slots__ = ("_hits", "content", "key", "readback", "ref", "sequence", "terms")
+    __slots__ = ("_hits", "content", "digest", "key", "readback", "ref", "sequence", "terms")
 
-    def __init__(self, *, ref: str, key: str, content: str, sequence: int) -> None:
+    def __init__(self, *, ref: str, key: str, content: str, digest: str, sequence: int) -> None:
         self.ref = ref
         self.key = key
         self.content = content
+        self.digest = digest  # sha256 hex of the content, for an idempotent rewrite
         self.sequence = sequence
         self.terms = _terms(content)
         # Results are frozen records: one readback object serves every read.
@@ -56,27 +63,44 @@ class _Document:
 
 
 class _Space:
-    """The documents of one scope and their inverted index (term -> write sequences)."""
+    """The documents of one scope and their inverted index (term -> write sequences).
 
-    __slots__ = ("by_sequence", "documents", "last_written", "postings")
+    A key names one ref in a scope (the ref is derived from scope and key), so
+    ``by_key`` finds a document without deriving its ref.
+    """
+
+    __slots__ = ("by_key", "by_sequence", "documents", "last_written", "postings")
 
     def __init__(self) -> None:
         self.documents: dict[str, _Document] = {}
+        self.by_key: dict[str, _Document] = {}
         self.by_sequence: dict[int, _Document] = {}
-        self.postings: dict[str, set[int]] = {}
+        # A missing term gets its empty set on first ``[]`` (only ``add`` indexes with
+        # ``[]``; lookups use ``get``, which never creates one).
+        self.postings: defaultdict[str, set[int]] = defaultdict(set)
         self.last_written: int | None = None
 
     def add(self, document: _Document) -> None:
         self.documents[document.ref] = document
+        self.by_key[document.key] = document
         self.by_sequence[document.sequence] = document
-        postings = self.postings
-        for term in document.terms:
-            holders = postings.get(term)
-            if holders is None:
-                postings[term] = {document.sequence}
-            else:
-                holders.add(document.sequence)
+        # Every term's posting set gets the sequence, the loop run in C (a third
+        # cheaper than a Python loop over the terms).
+        holders = map(self.postings.__getitem__, document.terms)
+        _DRAIN.extend(map(set.add, holders, repeat(document.sequence)))
         self.last_written = document.sequence
+
+    def copy(self) -> _Space:
+        """An independent space over the same (never changed) documents."""
+        copied = _Space()
+        copied.documents = dict(self.documents)
+        copied.by_key = dict(self.by_key)
+        copied.by_sequence = dict(self.by_sequence)
+        copied.postings = defaultdict(
+            set, {term: set(held) for term, held in self.postings.items()}
+        )
+        copied.last_written = self.last_written
+        return copied
 
     def remove(self, ref: str) -> _Document | None:
         document = self.documents.pop(ref, None)
@@ -84,6 +108,7 @@ class _Space:
             return None
         sequence = document.sequence
         del self.by_sequence[sequence]
+        del self.by_key[document.key]
         postings = self.postings
         for term in document.terms:
             holders = postings.get(term)
@@ -175,9 +200,7 @@ def _result(hits: list[SearchHit]) -> SearchResult:
 def _terms(text: str) -> frozenset[str]:
     """The ``\\w+`` words of ``text``, case-folded (the index terms)."""
     if text.isascii():
-        # The same words, about three times faster: on ASCII text ``\w`` is exactly
-        # letters, digits and "_", and casefold is lower.
-        return frozenset(text.lower().translate(_ASCII_NON_WORD).split())
+        return frozenset(text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split())
     return frozenset(_TERMS.findall(text.casefold()))
 
 
@@ -187,4 +210,13 @@ def _query_terms(query: str) -> frozenset[str]:
 
 
 def _summary(content: str) -> str:
+    """The first :data:`SUMMARY_LENGTH` characters of ``content``, whitespace runs as one space."""
+    if len(content) > _SUMMARY_SCAN:
+        # The words of a prefix but its last (which the cut may have split) begin the
+        # words of the whole text: enough of them settle the summary without
+        # splitting a long document.
+        words = content[:_SUMMARY_SCAN].split()[:-1]
+        head = " ".join(words)
+        if len(head) >= SUMMARY_LENGTH:
+            return head[:SUMMARY_LENGTH]
     return " ".join(content.split())[:SUMMARY_LENGTH]

@@ -44,7 +44,7 @@ from urllib.parse import parse_qsl
 
 import attrs
 
-from reward_memory.digests import make_ref, sha256_hex
+from reward_memory.digests import make_ref
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import (
     MAX_SEARCH_LIMIT,
@@ -357,11 +357,7 @@ class InMemoryProvider:
             successor._sequence = self._sequence
             for scope, space in self._spaces.items():
                 # Documents are never changed after a write: the new store shares them.
-                copied = successor._spaces[scope] = _Space()
-                copied.documents = dict(space.documents)
-                copied.by_sequence = dict(space.by_sequence)
-                copied.postings = {term: set(held) for term, held in space.postings.items()}
-                copied.last_written = space.last_written
+                successor._spaces[scope] = space.copy()
             self._closed = True
         return successor
 
@@ -376,22 +372,34 @@ class InMemoryProvider:
         key = check_token_memo(key, "$.key")
         data = check_content(content)
         self._enter(timeout)
+        space = self._space(scope)
+        existing = None if space is None else space.by_key.get(key)
+        if existing is not None:  # a replay: its ref and digest are known already
+            same = existing.content == content
+            return WriteResult(
+                ref=existing.ref,
+                status="unchanged" if same else "conflict",
+                content_sha256=existing.digest,
+            )
         ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
         digest = hashlib.sha256(data).hexdigest()
+        # Tokenised outside the lock: other threads' calls need not wait for it.
+        document = _Document(ref=ref, key=key, content=content, digest=digest, sequence=0)
         with self._lock:
             space = self._spaces.get(scope)
             if space is None:
                 space = self._spaces[scope] = _Space()
-            existing = space.documents.get(ref)
-            if existing is not None:
+            existing = space.by_key.get(key)
+            if existing is not None:  # another thread wrote the key meanwhile
                 same = existing.content == content
                 return WriteResult(
-                    ref=ref,
+                    ref=existing.ref,
                     status="unchanged" if same else "conflict",
-                    content_sha256=sha256_hex(existing.content),
+                    content_sha256=existing.digest,
                 )
             self._sequence += 1
-            space.add(_Document(ref=ref, key=key, content=content, sequence=self._sequence))
+            document.sequence = self._sequence
+            space.add(document)
         return WriteResult(ref=ref, status="created", content_sha256=digest)
 
     def read_key(
@@ -405,10 +413,10 @@ class InMemoryProvider:
         scope = check_scope(scope)
         key = check_token_memo(key, "$.key")
         faults = self._enter(timeout)
-        ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
         space = self._space(scope)
-        document = None if space is None else space.documents.get(ref)
+        document = None if space is None else space.by_key.get(key)
         if document is None:
+            ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
             return ReadResult(ref=ref, found=False)
         if faults.corrupt_readback:
             return ReadResult(ref=ref, found=True, content=_corrupt(document.content))

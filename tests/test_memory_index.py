@@ -1,0 +1,82 @@
+"""The in-memory provider's index: the fast paths give exactly what the plain ones give.
+
+Contract (DESIGN.md, the fixture provider): the memory provider is a real store with
+real search semantics, so its shortcuts must not change a term, a summary or a read.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reward_memory.providers.spi import ProviderScope
+from reward_memory.testing import InMemoryProvider
+from reward_memory.testing._memory_index import SUMMARY_LENGTH, _summary, _terms
+
+_WORDS = re.compile(r"\w+")
+_TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=400)
+_SPACED = st.lists(
+    st.one_of(st.sampled_from([" ", "\n", "\t", "  \r\n ", "\x0b"]), st.text(min_size=1)),
+    max_size=200,
+).map("".join)
+SCOPE = ProviderScope(namespace="rm-test", scope_ref="project:index")
+
+
+@given(_TEXT)
+def test_ascii_terms_are_the_casefolded_word_matches(text: str) -> None:
+    assert _terms(text) == frozenset(_WORDS.findall(text.casefold()))
+
+
+@given(st.text(max_size=200))
+def test_any_text_terms_are_the_casefolded_word_matches(text: str) -> None:
+    assert _terms(text) == frozenset(_WORDS.findall(text.casefold()))
+
+
+@given(_SPACED)
+def test_summary_shortcut_equals_collapsing_the_whole_text(text: str) -> None:
+    assert _summary(text) == " ".join(text.split())[:SUMMARY_LENGTH]
+
+
+def test_summary_of_a_long_document_with_a_long_last_word() -> None:
+    text = "word " * 100 + "x" * 5000
+    assert _summary(text) == " ".join(text.split())[:SUMMARY_LENGTH]
+    spaced = " " * 700 + "late start"
+    assert _summary(spaced) == "late start"
+
+
+def test_read_key_after_delete_and_rewrite_finds_the_new_document() -> None:
+    provider = InMemoryProvider()
+    first = provider.write(scope=SCOPE, key="doc-1", content="first words")
+    assert provider.delete(scope=SCOPE, ref=first.ref).deleted
+    assert provider.read_key(scope=SCOPE, key="doc-1").found is False
+    assert provider.read_key(scope=SCOPE, key="doc-1").ref == first.ref
+    again = provider.write(scope=SCOPE, key="doc-1", content="second words")
+    assert again.status == "created"
+    assert again.ref == first.ref
+    assert provider.read_key(scope=SCOPE, key="doc-1").content == "second words"
+    assert provider.search(scope=SCOPE, query="first", limit=3).hits == ()
+    assert [hit.ref for hit in provider.search(scope=SCOPE, query="second", limit=3).hits] == [
+        first.ref
+    ]
+
+
+def test_replayed_write_reports_the_stored_digest() -> None:
+    provider = InMemoryProvider()
+    created = provider.write(scope=SCOPE, key="doc-1", content="same text")
+    assert provider.write(scope=SCOPE, key="doc-1", content="same text") == created.__class__(
+        ref=created.ref, status="unchanged", content_sha256=created.content_sha256
+    )
+    conflict = provider.write(scope=SCOPE, key="doc-1", content="other text")
+    assert conflict.status == "conflict"
+    assert conflict.content_sha256 == created.content_sha256
+
+
+def test_handover_keeps_the_index_independent() -> None:
+    provider = InMemoryProvider()
+    provider.write(scope=SCOPE, key="doc-1", content="alpha beta")
+    successor = provider.handover()
+    successor.write(scope=SCOPE, key="doc-2", content="alpha gamma")
+    assert len(successor.search(scope=SCOPE, query="alpha", limit=5).hits) == 2
+    assert successor.read_key(scope=SCOPE, key="doc-1").content == "alpha beta"
