@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reward_memory.providers.spi import ProviderScope
@@ -80,3 +80,57 @@ def test_handover_keeps_the_index_independent() -> None:
     successor.write(scope=SCOPE, key="doc-2", content="alpha gamma")
     assert len(successor.search(scope=SCOPE, query="alpha", limit=5).hits) == 2
     assert successor.read_key(scope=SCOPE, key="doc-1").content == "alpha beta"
+
+
+_VOCABULARY = ("alpha", "beta", "gamma", "delta", "common", "field", "rare")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["write", "write", "write", "delete"]),
+            st.integers(min_value=0, max_value=120),
+            st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=5),
+        ),
+        min_size=40,
+        max_size=260,
+    ),
+    st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=4),
+    st.integers(min_value=1, max_value=12),
+)
+def test_search_ranks_like_a_brute_force_scan(
+    operations: list[tuple[str, int, list[str]]], query: list[str], limit: int
+) -> None:
+    """Common terms kept as complements (a scope of 32+ documents) rank as plain postings do.
+
+    Contract: "most shared terms, then oldest first", over exactly the live documents.
+    """
+    provider = InMemoryProvider()
+    live: dict[str, tuple[int, frozenset[str]]] = {}  # ref -> (write order, terms)
+    order = 0
+    for op, number, words in operations:
+        key = f"doc-{number}"
+        if op == "write":
+            # Most documents hold "common" and "field": they become complements.
+            content = " ".join(["common", "field", *words]) if number % 5 else " ".join(words)
+            written = provider.write(scope=SCOPE, key=key, content=content)
+            if written.status == "created":
+                order += 1
+                live[written.ref] = (order, frozenset(content.split()))
+        else:
+            ref = provider.read_key(scope=SCOPE, key=key).ref
+            deleted = provider.delete(scope=SCOPE, ref=ref).deleted
+            assert deleted == (ref in live)
+            live.pop(ref, None)
+    wanted = frozenset(query)
+    scored = [
+        (-len(wanted & terms), written, ref)
+        for ref, (written, terms) in live.items()
+        if wanted & terms
+    ]
+    expected = [(ref, float(-shared)) for shared, _, ref in sorted(scored)[:limit]]
+    hits = provider.search(scope=SCOPE, query=" ".join(query), limit=limit).hits
+    assert [(hit.ref, hit.score) for hit in hits] == expected
+    successor = provider.handover()
+    assert successor.search(scope=SCOPE, query=" ".join(query), limit=limit).hits == hits

@@ -31,6 +31,9 @@ _NO_HITS: Final = SearchResult()
 # operations) beats counting every posting; beyond it, counting wins. Under
 # _FEW_POSTINGS postings in all, a plain counting loop beats both.
 _LEVELS_UP_TO: Final = 4
+# From this many documents in a scope on, terms held by more than three quarters of
+# them are kept as their complement (see _Space); below it, every term has postings.
+_COMMON_FROM: Final = 32
 _FEW_POSTINGS: Final = 64
 
 
@@ -67,9 +70,26 @@ class _Space:
 
     A key names one ref in a scope (the ref is derived from scope and key), so
     ``by_key`` finds a document without deriving its ref.
+
+    Terms that most documents hold (the field names of a JSON record, say) are
+    kept as their complement: ``absent[term]`` lists the documents *without* the
+    term, so a write touches only the few terms its document has that are not
+    common and the few common terms it lacks, instead of every term it holds
+    (about 125 set insertions for an active record, the largest part of a write).
+    Which terms are common is settled again whenever the space doubles in size;
+    the holders a search sees are the same either way.
     """
 
-    __slots__ = ("by_key", "by_sequence", "documents", "last_written", "postings")
+    __slots__ = (
+        "_rebalance_at",
+        "absent",
+        "by_key",
+        "by_sequence",
+        "common",
+        "documents",
+        "last_written",
+        "postings",
+    )
 
     def __init__(self) -> None:
         self.documents: dict[str, _Document] = {}
@@ -78,17 +98,51 @@ class _Space:
         # A missing term gets its empty set on first ``[]`` (only ``add`` indexes with
         # ``[]``; lookups use ``get``, which never creates one).
         self.postings: defaultdict[str, set[int]] = defaultdict(set)
+        # The common terms (never in ``postings``) and the documents lacking each.
+        self.common: set[str] = set()
+        self.absent: dict[str, set[int]] = {}
         self.last_written: int | None = None
+        self._rebalance_at = _COMMON_FROM
 
     def add(self, document: _Document) -> None:
         self.documents[document.ref] = document
         self.by_key[document.key] = document
         self.by_sequence[document.sequence] = document
-        # Every term's posting set gets the sequence, the loop run in C (a third
-        # cheaper than a Python loop over the terms).
-        holders = map(self.postings.__getitem__, document.terms)
-        _DRAIN.extend(map(set.add, holders, repeat(document.sequence)))
-        self.last_written = document.sequence
+        sequence = document.sequence
+        terms = document.terms
+        common = self.common
+        if common:
+            missing = common - terms
+            if missing:
+                _DRAIN.extend(map(set.add, map(self.absent.__getitem__, missing), repeat(sequence)))
+            terms = terms - common  # the terms that are not common
+        # Every term's posting set gets the sequence, the loop run in C.
+        _DRAIN.extend(map(set.add, map(self.postings.__getitem__, terms), repeat(sequence)))
+        self.last_written = sequence
+        if len(self.by_sequence) >= self._rebalance_at:
+            self._rebalance()
+
+    def holders(self, term: str) -> set[int] | None:
+        """The sequences of the documents holding ``term`` (``None`` or empty: none)."""
+        holders = self.postings.get(term)
+        if holders is None and term in self.common:
+            return self.by_sequence.keys() - self.absent[term]
+        return holders
+
+    def _rebalance(self) -> None:
+        """Settle again which terms are common (when the space has doubled: amortised O(1))."""
+        count = len(self.by_sequence)
+        self._rebalance_at = 2 * count
+        everyone = self.by_sequence.keys()
+        postings, absent, common = self.postings, self.absent, self.common
+        for term in [term for term, held in postings.items() if 4 * len(held) > 3 * count]:
+            absent[term] = set(everyone - postings.pop(term))
+            common.add(term)
+        for term in [term for term, lacking in absent.items() if 2 * len(lacking) > count]:
+            held = everyone - absent.pop(term)
+            common.discard(term)
+            if held:
+                postings[term] = set(held)
 
     def copy(self) -> _Space:
         """An independent space over the same (never changed) documents."""
@@ -99,7 +153,10 @@ class _Space:
         copied.postings = defaultdict(
             set, {term: set(held) for term, held in self.postings.items()}
         )
+        copied.common = set(self.common)
+        copied.absent = {term: set(lacking) for term, lacking in self.absent.items()}
         copied.last_written = self.last_written
+        copied._rebalance_at = self._rebalance_at
         return copied
 
     def remove(self, ref: str) -> _Document | None:
@@ -110,12 +167,15 @@ class _Space:
         del self.by_sequence[sequence]
         del self.by_key[document.key]
         postings = self.postings
+        common = self.common
         for term in document.terms:
             holders = postings.get(term)
             if holders is not None:
                 holders.discard(sequence)
                 if not holders:
                     del postings[term]
+        for term in common - document.terms:
+            self.absent[term].discard(sequence)
         if self.last_written == sequence:
             self.last_written = None
         return document
@@ -125,8 +185,7 @@ class _Space:
 
         Call with the provider's lock held (the posting sets must not change meanwhile).
         """
-        postings = self.postings
-        lists = [holders for term in wanted if (holders := postings.get(term))]
+        lists = [holders for term in wanted if (holders := self.holders(term))]
         if not lists:
             return _NO_HITS
         by_sequence = self.by_sequence
