@@ -11,9 +11,11 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reward_memory.digests import make_ref
 from reward_memory.providers.spi import ProviderScope
 from reward_memory.testing import InMemoryProvider
 from reward_memory.testing._memory_index import SUMMARY_LENGTH, _summary, _terms
+from reward_memory.testing.memory import _memory_ref
 
 _WORDS = re.compile(r"\w+")
 _TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=400)
@@ -134,3 +136,45 @@ def test_search_ranks_like_a_brute_force_scan(
     assert [(hit.ref, hit.score) for hit in hits] == expected
     successor = provider.handover()
     assert successor.search(scope=SCOPE, query=" ".join(query), limit=limit).hits == hits
+
+
+_TOKENS = st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=40)
+
+
+@given(_TOKENS, _TOKENS, st.one_of(st.none(), _TOKENS), _TOKENS)
+def test_memory_refs_are_make_ref_of_scope_and_key(
+    namespace: str, scope_ref: str, peer: str | None, key: str
+) -> None:
+    """A ref is an identity: hashing the scope part once must not change one byte of it."""
+    scope = ProviderScope.__new__(ProviderScope)  # any strings: the ref derivation only
+    object.__setattr__(scope, "namespace", namespace)
+    object.__setattr__(scope, "scope_ref", scope_ref)
+    object.__setattr__(scope, "actor_peer_id", peer)
+    expected = make_ref("memory", [namespace, scope_ref, peer, key])
+    assert _memory_ref(scope, key) == expected
+
+
+def test_written_refs_are_make_ref_of_scope_and_key() -> None:
+    provider = InMemoryProvider()
+    peer_scope = ProviderScope(
+        namespace="rm-test", scope_ref="project:index", actor_peer_id="peer-1"
+    )
+    for scope in (SCOPE, peer_scope):
+        written = provider.write(scope=scope, key="doc-1", content="text")
+        assert written.ref == make_ref(
+            "memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, "doc-1"]
+        )
+        assert provider.read_key(scope=scope, key="doc-2").ref == make_ref(
+            "memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, "doc-2"]
+        )
+
+
+def test_read_key_under_corrupt_readback_returns_altered_content_for_the_same_ref() -> None:
+    provider = InMemoryProvider()
+    written = provider.write(scope=SCOPE, key="doc-1", content="exact words")
+    with provider.set_faults(corrupt_readback=True):
+        read = provider.read_key(scope=SCOPE, key="doc-1")
+    assert read.ref == written.ref
+    assert read.found is True
+    assert read.content != "exact words"
+    assert provider.read_key(scope=SCOPE, key="doc-1").content == "exact words"

@@ -34,6 +34,7 @@ This module never imports pytest.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -44,7 +45,7 @@ from urllib.parse import parse_qsl
 
 import attrs
 
-from reward_memory.digests import make_ref
+from reward_memory.digests import REF_HEX_LENGTH, canonical_json
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import (
     MAX_SEARCH_LIMIT,
@@ -381,7 +382,7 @@ class InMemoryProvider:
                 status="unchanged" if same else "conflict",
                 content_sha256=existing.digest,
             )
-        ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
+        ref = _memory_ref(scope, key)
         digest = hashlib.sha256(data).hexdigest()
         # Tokenised outside the lock: other threads' calls need not wait for it.
         document = _Document(ref=ref, key=key, content=content, digest=digest, sequence=0)
@@ -416,10 +417,9 @@ class InMemoryProvider:
         space = self._space(scope)
         document = None if space is None else space.by_key.get(key)
         if document is None:
-            ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
-            return ReadResult(ref=ref, found=False)
+            return ReadResult(ref=_memory_ref(scope, key), found=False)
         if faults.corrupt_readback:
-            return ReadResult(ref=ref, found=True, content=_corrupt(document.content))
+            return ReadResult(ref=document.ref, found=True, content=_corrupt(document.content))
         return document.readback
 
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
@@ -534,6 +534,24 @@ class InMemoryProvider:
                 )
             time.sleep(faults.slow_seconds)
         return faults
+
+
+@functools.lru_cache(maxsize=256)
+def _ref_seed(namespace: str, scope_ref: str, peer: str | None) -> Any:
+    """sha256 fed with the canonical JSON of ``[namespace, scope_ref, peer,`` (the key follows)."""
+    return hashlib.sha256(canonical_json([namespace, scope_ref, peer])[:-1] + b",")
+
+
+def _memory_ref(scope: ProviderScope, key: str) -> str:
+    """``make_ref("memory", [namespace, scope_ref, peer, key])``, hashing the scope part once.
+
+    Compact canonical JSON writes a list as ``[`` + its items joined by ``,`` + ``]``,
+    so the scope's items are the same leading bytes for every key of the scope.
+    """
+    hasher = _ref_seed(scope.namespace, scope.scope_ref, scope.actor_peer_id).copy()
+    hasher.update(canonical_json(key) + b"]")
+    digest: str = hasher.hexdigest()
+    return "memory:" + digest[:REF_HEX_LENGTH]
 
 
 def _canonical(faults: Faults) -> Faults:
