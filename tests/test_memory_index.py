@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reward_memory.digests import make_ref
+from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import ProviderScope
 from reward_memory.testing import InMemoryProvider
 from reward_memory.testing._memory_index import SUMMARY_LENGTH, _summary, _terms
@@ -178,3 +180,17 @@ def test_read_key_under_corrupt_readback_returns_altered_content_for_the_same_re
     assert read.found is True
     assert read.content != "exact words"
     assert provider.read_key(scope=SCOPE, key="doc-1").content == "exact words"
+
+
+def test_reading_a_malformed_ref_is_still_refused_with_its_path() -> None:
+    """A read looks a stored ref up before checking it: anything else is still checked."""
+    provider = InMemoryProvider()
+    written = provider.write(scope=SCOPE, key="doc-1", content="words")
+    assert provider.read(scope=SCOPE, ref=written.ref).content == "words"
+    for bad in ("", " memory:x", "memory:\n", 12):
+        with pytest.raises(RecordValidationError) as refused:
+            provider.read(scope=SCOPE, ref=bad)  # type: ignore[arg-type]
+        assert refused.value.path == "$.ref"
+    assert provider.read(scope=SCOPE, ref="memory:00000000000000000000").found is False
+    with provider.set_faults(unavailable=True), pytest.raises(ProviderUnavailable):
+        provider.read(scope=SCOPE, ref=written.ref)

@@ -122,13 +122,6 @@ class _Space:
         if len(self.by_sequence) >= self._rebalance_at:
             self._rebalance()
 
-    def holders(self, term: str) -> set[int] | None:
-        """The sequences of the documents holding ``term`` (``None`` or empty: none)."""
-        holders = self.postings.get(term)
-        if holders is None and term in self.common:
-            return self.by_sequence.keys() - self.absent[term]
-        return holders
-
     def _rebalance(self) -> None:
         """Settle again which terms are common (when the space has doubled: amortised O(1))."""
         count = len(self.by_sequence)
@@ -185,7 +178,14 @@ class _Space:
 
         Call with the provider's lock held (the posting sets must not change meanwhile).
         """
-        lists = [holders for term in wanted if (holders := self.holders(term))]
+        postings, common = self.postings, self.common
+        lists: list[set[int]] = []
+        for term in wanted:  # a common term's holders: everyone but those lacking it
+            holders = postings.get(term)
+            if holders is None and term in common:
+                holders = self.by_sequence.keys() - self.absent[term]
+            if holders:
+                lists.append(holders)
         if not lists:
             return _NO_HITS
         by_sequence = self.by_sequence

@@ -427,11 +427,14 @@ class InMemoryProvider:
         self._log_entries.append(("read", scope, ref))
         if not isinstance(scope, ProviderScope):
             check_scope(scope)  # type: ignore[unreachable]  # untyped callers
-        ref = check_token_memo(ref, "$.ref")
-        faults = self._enter(timeout)
         # Single dict lookups (atomic): a read needs no lock to see a consistent document.
         space = self._space(scope)
-        document = None if space is None else space.documents.get(ref)
+        document = None
+        if space is not None and type(ref) is str:
+            document = space.documents.get(ref)
+        if document is None:
+            ref = check_token_memo(ref, "$.ref")  # a stored ref is a valid token already
+        faults = self._enter(timeout)
         if document is None:
             return ReadResult(ref=ref, found=False)
         if faults.corrupt_readback:
