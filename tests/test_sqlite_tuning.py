@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 from hypothesis import given
@@ -126,7 +127,9 @@ def test_a_busy_store_opens_without_waiting_and_is_tuned_later(tmp_path: Path) -
     try:
         holder.execute("BEGIN IMMEDIATE")  # another process's write in progress
         with SQLiteProvider(path=path, busy_timeout_ms=5000) as provider:
+            started = time.monotonic()
             read = provider.read_key(scope=SCOPE, key="doc-old")
+            assert time.monotonic() - started < 2.5  # not the 5 s busy timeout
             assert read.content == "written before the tuning"
         holder.execute("ROLLBACK")
     finally:
