@@ -19,8 +19,9 @@ What is measured
       and the ``read`` of its hit. Cold: every call a new record, read for the first
       time. Warm: the same record again (``unchanged`` write, same reads and
       search). Medians of wall time and of ``time.thread_time`` (CPU), the default
-      ``synchronous=normal`` store interleaved call by call with a
-      ``synchronous=full`` one (A/B on the same machine at the same moment).
+      ``synchronous=normal`` store interleaved in blocks with a ``synchronous=full``
+      one and with the in-memory fixture provider (A/B/C on the same machine at the
+      same moment; the memory rows are that provider's share of an ingest).
     * write+readback: one ``write`` of a new document followed by the ``read`` that
       checks it, per call, on a fresh store and on the store holding the largest
       corpus; a ``synchronous=full`` store for reference (one fsync per write).
@@ -66,6 +67,7 @@ from typing import Any
 
 from reward_memory.providers.spi import ProviderScope
 from reward_memory.providers.sqlite import SQLiteProvider
+from reward_memory.testing import InMemoryProvider
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIZES_FULL = (10_000, 100_000, 1_000_000)
@@ -203,8 +205,6 @@ def ingest_operations(count: int) -> list[tuple[ProviderScope, str, str, str]]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_ingest  # the ingest fixtures (corpus, policy, authority)
 
-    from reward_memory.testing import InMemoryProvider
-
     recorder = InMemoryProvider()
     bench_ingest.run(recorder, "memory", bench_ingest.events(count, "sqlite-bench"))
     writes = [call for call in recorder.calls if call.op == "write"]
@@ -223,7 +223,11 @@ _INGEST_STEPS = ("write", "read", "search", "read_hit", "total", "total_cpu")
 
 
 def _ingest_once(
-    provider: SQLiteProvider, scope: ProviderScope, key: str, content: str, query: str
+    provider: SQLiteProvider | InMemoryProvider,
+    scope: ProviderScope,
+    key: str,
+    content: str,
+    query: str,
 ) -> tuple[float, ...]:
     cpu = time.thread_time()
     t0 = time.perf_counter()
@@ -251,9 +255,11 @@ def ingest_latency(workdir: Path, count: int) -> dict[str, Any]:
     writes too and would charge them to the ``normal`` one.
     """
     operations = ingest_operations(count + WARMUP)
-    stores = {
+    stores: dict[str, SQLiteProvider | InMemoryProvider] = {
         "normal": SQLiteProvider(path=workdir / "ingest-normal.db"),
         "full": SQLiteProvider(path=workdir / "ingest-full.db", synchronous="full"),
+        # The fixture provider's share of an ingest (its own budget: <= 15 us in all).
+        "memory": InMemoryProvider(),
     }
     samples: dict[str, list[tuple[float, ...]]] = {f"{name}_cold": [] for name in stores}
     samples.update({f"{name}_warm": [] for name in stores})
@@ -446,8 +452,17 @@ def ingest_table(ingest: dict[str, Any]) -> list[str]:
         f"{ingest['content_bytes']} B records), medians in us:",
         f"{'store':>12} | " + " ".join(f"{step:>9}" for step in _INGEST_STEPS) + " | total mean",
     ]
-    for label in ("normal_cold", "normal_warm", "full_cold", "full_warm"):
-        row = ingest[label]
+    for label in (
+        "normal_cold",
+        "normal_warm",
+        "full_cold",
+        "full_warm",
+        "memory_cold",
+        "memory_warm",
+    ):
+        row = ingest.get(label)
+        if row is None:  # results written before the memory rows existed
+            continue
         cells = " ".join(f"{row[step]:>9}" for step in _INGEST_STEPS)
         lines.append(f"{label:>12} | {cells} | {row['total_mean']:>10}")
     return lines

@@ -9,34 +9,44 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
-from itertools import chain
+from collections import Counter, defaultdict, deque
+from itertools import chain, repeat
 from typing import Final
 
 from reward_memory.providers.spi import ReadResult, SearchHit, SearchResult
 
 SUMMARY_LENGTH: Final = 160
 _TERMS: Final = re.compile(r"\w+")
-_ASCII_NON_WORD: Final = {
-    code: " " for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")
-}
+# On ASCII text ``\w`` is exactly letters, digits and "_", and casefold is lower: one
+# bytes translation folds case and blanks every other byte (C speed, no per-character
+# dictionary lookups), and a split then gives exactly the ``\w+`` words.
+_ASCII_FOLD: Final = (
+    bytes(c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() or c == 95 else 32 for c in range(128))
+    + b" " * 128
+)
+_SUMMARY_SCAN: Final = 4 * SUMMARY_LENGTH
+_DRAIN: Final[deque[object]] = deque(maxlen=0)  # consumes an iterator in C
 _NO_HITS: Final = SearchResult()
 # Up to this many matched terms, ranking by set algebra (about terms**2 / 2 C-level set
 # operations) beats counting every posting; beyond it, counting wins. Under
 # _FEW_POSTINGS postings in all, a plain counting loop beats both.
 _LEVELS_UP_TO: Final = 4
+# From this many documents in a scope on, terms held by more than three quarters of
+# them are kept as their complement (see _Space); below it, every term has postings.
+_COMMON_FROM: Final = 32
 _FEW_POSTINGS: Final = 64
 
 
 class _Document:
     """One stored document, with what reads and searches need derived at write time."""
 
-    __slots__ = ("_hits", "content", "key", "readback", "ref", "sequence", "terms")
+    __slots__ = ("_hits", "content", "digest", "key", "readback", "ref", "sequence", "terms")
 
-    def __init__(self, *, ref: str, key: str, content: str, sequence: int) -> None:
+    def __init__(self, *, ref: str, key: str, content: str, digest: str, sequence: int) -> None:
         self.ref = ref
         self.key = key
         self.content = content
+        self.digest = digest  # sha256 hex of the content, for an idempotent rewrite
         self.sequence = sequence
         self.terms = _terms(content)
         # Results are frozen records: one readback object serves every read.
@@ -56,27 +66,91 @@ class _Document:
 
 
 class _Space:
-    """The documents of one scope and their inverted index (term -> write sequences)."""
+    """The documents of one scope and their inverted index (term -> write sequences).
 
-    __slots__ = ("by_sequence", "documents", "last_written", "postings")
+    A key names one ref in a scope (the ref is derived from scope and key), so
+    ``by_key`` finds a document without deriving its ref.
+
+    Terms that most documents hold (the field names of a JSON record, say) are
+    kept as their complement: ``absent[term]`` lists the documents *without* the
+    term, so a write touches only the few terms its document has that are not
+    common and the few common terms it lacks, instead of every term it holds
+    (about 125 set insertions for an active record, the largest part of a write).
+    Which terms are common is settled again whenever the space doubles in size;
+    the holders a search sees are the same either way.
+    """
+
+    __slots__ = (
+        "_rebalance_at",
+        "absent",
+        "by_key",
+        "by_sequence",
+        "common",
+        "documents",
+        "last_written",
+        "postings",
+    )
 
     def __init__(self) -> None:
         self.documents: dict[str, _Document] = {}
+        self.by_key: dict[str, _Document] = {}
         self.by_sequence: dict[int, _Document] = {}
-        self.postings: dict[str, set[int]] = {}
+        # A missing term gets its empty set on first ``[]`` (only ``add`` indexes with
+        # ``[]``; lookups use ``get``, which never creates one).
+        self.postings: defaultdict[str, set[int]] = defaultdict(set)
+        # The common terms (never in ``postings``) and the documents lacking each.
+        self.common: set[str] = set()
+        self.absent: dict[str, set[int]] = {}
         self.last_written: int | None = None
+        self._rebalance_at = _COMMON_FROM
 
     def add(self, document: _Document) -> None:
         self.documents[document.ref] = document
+        self.by_key[document.key] = document
         self.by_sequence[document.sequence] = document
-        postings = self.postings
-        for term in document.terms:
-            holders = postings.get(term)
-            if holders is None:
-                postings[term] = {document.sequence}
-            else:
-                holders.add(document.sequence)
-        self.last_written = document.sequence
+        sequence = document.sequence
+        terms = document.terms
+        common = self.common
+        if common:
+            missing = common - terms
+            if missing:
+                _DRAIN.extend(map(set.add, map(self.absent.__getitem__, missing), repeat(sequence)))
+            terms = terms - common  # the terms that are not common
+        # Every term's posting set gets the sequence, the loop run in C.
+        _DRAIN.extend(map(set.add, map(self.postings.__getitem__, terms), repeat(sequence)))
+        self.last_written = sequence
+        if len(self.by_sequence) >= self._rebalance_at:
+            self._rebalance()
+
+    def _rebalance(self) -> None:
+        """Settle again which terms are common (when the space has doubled: amortised O(1))."""
+        count = len(self.by_sequence)
+        self._rebalance_at = 2 * count
+        everyone = self.by_sequence.keys()
+        postings, absent, common = self.postings, self.absent, self.common
+        for term in [term for term, held in postings.items() if 4 * len(held) > 3 * count]:
+            absent[term] = set(everyone - postings.pop(term))
+            common.add(term)
+        for term in [term for term, lacking in absent.items() if 2 * len(lacking) > count]:
+            held = everyone - absent.pop(term)
+            common.discard(term)
+            if held:
+                postings[term] = set(held)
+
+    def copy(self) -> _Space:
+        """An independent space over the same (never changed) documents."""
+        copied = _Space()
+        copied.documents = dict(self.documents)
+        copied.by_key = dict(self.by_key)
+        copied.by_sequence = dict(self.by_sequence)
+        copied.postings = defaultdict(
+            set, {term: set(held) for term, held in self.postings.items()}
+        )
+        copied.common = set(self.common)
+        copied.absent = {term: set(lacking) for term, lacking in self.absent.items()}
+        copied.last_written = self.last_written
+        copied._rebalance_at = self._rebalance_at
+        return copied
 
     def remove(self, ref: str) -> _Document | None:
         document = self.documents.pop(ref, None)
@@ -84,13 +158,17 @@ class _Space:
             return None
         sequence = document.sequence
         del self.by_sequence[sequence]
+        del self.by_key[document.key]
         postings = self.postings
+        common = self.common
         for term in document.terms:
             holders = postings.get(term)
             if holders is not None:
                 holders.discard(sequence)
                 if not holders:
                     del postings[term]
+        for term in common - document.terms:
+            self.absent[term].discard(sequence)
         if self.last_written == sequence:
             self.last_written = None
         return document
@@ -100,8 +178,14 @@ class _Space:
 
         Call with the provider's lock held (the posting sets must not change meanwhile).
         """
-        postings = self.postings
-        lists = [holders for term in wanted if (holders := postings.get(term))]
+        postings, common = self.postings, self.common
+        lists: list[set[int]] = []
+        for term in wanted:  # a common term's holders: everyone but those lacking it
+            holders = postings.get(term)
+            if holders is None and term in common:
+                holders = self.by_sequence.keys() - self.absent[term]
+            if holders:
+                lists.append(holders)
         if not lists:
             return _NO_HITS
         by_sequence = self.by_sequence
@@ -175,9 +259,7 @@ def _result(hits: list[SearchHit]) -> SearchResult:
 def _terms(text: str) -> frozenset[str]:
     """The ``\\w+`` words of ``text``, case-folded (the index terms)."""
     if text.isascii():
-        # The same words, about three times faster: on ASCII text ``\w`` is exactly
-        # letters, digits and "_", and casefold is lower.
-        return frozenset(text.lower().translate(_ASCII_NON_WORD).split())
+        return frozenset(text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split())
     return frozenset(_TERMS.findall(text.casefold()))
 
 
@@ -187,4 +269,13 @@ def _query_terms(query: str) -> frozenset[str]:
 
 
 def _summary(content: str) -> str:
+    """The first :data:`SUMMARY_LENGTH` characters of ``content``, whitespace runs as one space."""
+    if len(content) > _SUMMARY_SCAN:
+        # The words of a prefix but its last (which the cut may have split) begin the
+        # words of the whole text: enough of them settle the summary without
+        # splitting a long document.
+        words = content[:_SUMMARY_SCAN].split()[:-1]
+        head = " ".join(words)
+        if len(head) >= SUMMARY_LENGTH:
+            return head[:SUMMARY_LENGTH]
     return " ".join(content.split())[:SUMMARY_LENGTH]

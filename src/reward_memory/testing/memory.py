@@ -34,6 +34,7 @@ This module never imports pytest.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -44,7 +45,7 @@ from urllib.parse import parse_qsl
 
 import attrs
 
-from reward_memory.digests import make_ref, sha256_hex
+from reward_memory.digests import REF_HEX_LENGTH, canonical_json
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import (
     MAX_SEARCH_LIMIT,
@@ -357,11 +358,7 @@ class InMemoryProvider:
             successor._sequence = self._sequence
             for scope, space in self._spaces.items():
                 # Documents are never changed after a write: the new store shares them.
-                copied = successor._spaces[scope] = _Space()
-                copied.documents = dict(space.documents)
-                copied.by_sequence = dict(space.by_sequence)
-                copied.postings = {term: set(held) for term, held in space.postings.items()}
-                copied.last_written = space.last_written
+                successor._spaces[scope] = space.copy()
             self._closed = True
         return successor
 
@@ -376,22 +373,34 @@ class InMemoryProvider:
         key = check_token_memo(key, "$.key")
         data = check_content(content)
         self._enter(timeout)
-        ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
+        space = self._space(scope)
+        existing = None if space is None else space.by_key.get(key)
+        if existing is not None:  # a replay: its ref and digest are known already
+            same = existing.content == content
+            return WriteResult(
+                ref=existing.ref,
+                status="unchanged" if same else "conflict",
+                content_sha256=existing.digest,
+            )
+        ref = _memory_ref(scope, key)
         digest = hashlib.sha256(data).hexdigest()
+        # Tokenised outside the lock: other threads' calls need not wait for it.
+        document = _Document(ref=ref, key=key, content=content, digest=digest, sequence=0)
         with self._lock:
             space = self._spaces.get(scope)
             if space is None:
                 space = self._spaces[scope] = _Space()
-            existing = space.documents.get(ref)
-            if existing is not None:
+            existing = space.by_key.get(key)
+            if existing is not None:  # another thread wrote the key meanwhile
                 same = existing.content == content
                 return WriteResult(
-                    ref=ref,
+                    ref=existing.ref,
                     status="unchanged" if same else "conflict",
-                    content_sha256=sha256_hex(existing.content),
+                    content_sha256=existing.digest,
                 )
             self._sequence += 1
-            space.add(_Document(ref=ref, key=key, content=content, sequence=self._sequence))
+            document.sequence = self._sequence
+            space.add(document)
         return WriteResult(ref=ref, status="created", content_sha256=digest)
 
     def read_key(
@@ -405,13 +414,12 @@ class InMemoryProvider:
         scope = check_scope(scope)
         key = check_token_memo(key, "$.key")
         faults = self._enter(timeout)
-        ref = make_ref("memory", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
         space = self._space(scope)
-        document = None if space is None else space.documents.get(ref)
+        document = None if space is None else space.by_key.get(key)
         if document is None:
-            return ReadResult(ref=ref, found=False)
+            return ReadResult(ref=_memory_ref(scope, key), found=False)
         if faults.corrupt_readback:
-            return ReadResult(ref=ref, found=True, content=_corrupt(document.content))
+            return ReadResult(ref=document.ref, found=True, content=_corrupt(document.content))
         return document.readback
 
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
@@ -419,11 +427,14 @@ class InMemoryProvider:
         self._log_entries.append(("read", scope, ref))
         if not isinstance(scope, ProviderScope):
             check_scope(scope)  # type: ignore[unreachable]  # untyped callers
-        ref = check_token_memo(ref, "$.ref")
-        faults = self._enter(timeout)
         # Single dict lookups (atomic): a read needs no lock to see a consistent document.
         space = self._space(scope)
-        document = None if space is None else space.documents.get(ref)
+        document = None
+        if space is not None and type(ref) is str:
+            document = space.documents.get(ref)
+        if document is None:
+            ref = check_token_memo(ref, "$.ref")  # a stored ref is a valid token already
+        faults = self._enter(timeout)
         if document is None:
             return ReadResult(ref=ref, found=False)
         if faults.corrupt_readback:
@@ -526,6 +537,24 @@ class InMemoryProvider:
                 )
             time.sleep(faults.slow_seconds)
         return faults
+
+
+@functools.lru_cache(maxsize=256)
+def _ref_seed(namespace: str, scope_ref: str, peer: str | None) -> Any:
+    """sha256 fed with the canonical JSON of ``[namespace, scope_ref, peer,`` (the key follows)."""
+    return hashlib.sha256(canonical_json([namespace, scope_ref, peer])[:-1] + b",")
+
+
+def _memory_ref(scope: ProviderScope, key: str) -> str:
+    """``make_ref("memory", [namespace, scope_ref, peer, key])``, hashing the scope part once.
+
+    Compact canonical JSON writes a list as ``[`` + its items joined by ``,`` + ``]``,
+    so the scope's items are the same leading bytes for every key of the scope.
+    """
+    hasher = _ref_seed(scope.namespace, scope.scope_ref, scope.actor_peer_id).copy()
+    hasher.update(canonical_json(key) + b"]")
+    digest: str = hasher.hexdigest()
+    return "memory:" + digest[:REF_HEX_LENGTH]
 
 
 def _canonical(faults: Faults) -> Faults:

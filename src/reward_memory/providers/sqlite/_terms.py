@@ -23,6 +23,10 @@ _SUMMARY_SCAN: Final = 65536  # a match further into a huge document is not look
 _ASCII_FOLD: Final = bytes(
     c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
 )
+# Every letter/digit as "a", every other byte a space: a run of more than
+# _MAX_TERM_CHARS "a"s is a term to cut, found by one substring search (C speed),
+# where measuring every word's length costs as much as splitting the text.
+_ASCII_CLASS: Final = bytes(97 if chr(c).isalnum() and c < 128 else 32 for c in range(256))
 # Runs of ASCII letters/digits and non-ASCII characters, except emoji/pictographs and tags.
 _RUN_PATTERN: Final = r"[A-Za-z0-9\x80-\U0001efff\U0001fb00-\U000dffff\U000e0080-\U0010ffff]+"
 # Han, kana, Hangul: written without spaces, indexed as overlapping character bigrams.
@@ -31,6 +35,7 @@ _CJK_CLASS: Final = (
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
 )
 _MAX_TERM_CHARS: Final = 64
+_LONG_RUN: Final = b"a" * (_MAX_TERM_CHARS + 1)
 # Code points whose case and accents are folded (Latin, Greek, Cyrillic, Armenian,
 # Latin Extended Additional, Greek Extended, fullwidth ASCII variants).
 _FOLD_RANGES: Final = ((0xC0, 0x590), (0x1E00, 0x2000), (0xFF01, 0xFF5F))
@@ -107,8 +112,9 @@ def _build_fold_table() -> dict[int, str | None]:
 def terms(text: str) -> list[str]:
     """The index terms of ``text``, in order (see the module docs; deterministic)."""
     if text.isascii():
-        words = text.encode("ascii").translate(_ASCII_FOLD).decode("ascii").split()
-        if words and max(map(len, words)) > _MAX_TERM_CHARS:
+        data = text.encode("ascii")
+        words = data.translate(_ASCII_FOLD).decode("ascii").split()
+        if _LONG_RUN in data.translate(_ASCII_CLASS):
             return [word[:_MAX_TERM_CHARS] for word in words]
         return words
     unicode = _non_ascii()
