@@ -135,11 +135,23 @@ def _earliest(*stamps: str | None) -> datetime | None:
 
 
 def _moment(stamp: str) -> datetime:
-    """:func:`parse_timestamp` of a record's timestamp, which is in its stored spelling
-    (``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``: the records normalise it), read by
-    ``fromisoformat`` directly; anything else takes ``parse_timestamp`` (same instant,
-    same UTC offset: ``tests/test_recall_readback.py``)."""
-    if stamp[-1:] == "Z" and (len(stamp) == _STORED_LENGTH or len(stamp) == _STORED_FRACTION):
+    """:func:`parse_timestamp` of a record's timestamp, read by ``fromisoformat`` directly.
+
+    A record holds its timestamps in the stored spelling (``YYYY-MM-DDTHH:MM:SSZ``,
+    ``.ffffff`` when non-zero). That layout (separators in place, ASCII) is read by
+    ``fromisoformat``, which checks the digits and the calendar and gives the same
+    instant at offset zero; anything else, or anything it refuses, takes
+    ``parse_timestamp`` (``tests/test_recall_readback.py`` holds the two equal).
+    """
+    size = len(stamp)
+    if (
+        (size == _STORED_LENGTH or (size == _STORED_FRACTION and stamp[19] == "."))
+        and stamp[-1] == "Z"
+        and stamp[10] == "T"
+        and stamp[4] == stamp[7] == "-"
+        and stamp[13] == stamp[16] == ":"
+        and stamp.isascii()
+    ):
         try:
             return datetime.fromisoformat(stamp)
         except ValueError:
