@@ -12,8 +12,10 @@ Rows:
 
 - ``e2e memory`` / ``e2e sqlite``: the path as a caller sees it, provider included.
 - ``e2e memory, fresh request``: the same, with a new (equal) ``RecallRequest``
-  object on every call, as a caller that builds one per call has it (the
-  request's normalised view and query digests are then computed every time).
+  object on every call. The requests are built before the clock starts, and a
+  request computes its normalised view and query digests when it is built, so
+  this row no longer bills them; the ``real`` row below builds the request in
+  the call, and does.
 - ``core (replayed provider)``: the same path against a provider that replays the
   in-memory provider's recorded answers, i.e. the library's own cost with the
   provider's cost taken out.
