@@ -8,6 +8,8 @@ These tests hold the shortcuts of the cold path to the reference computations.
 
 from __future__ import annotations
 
+import copy
+import pickle
 from datetime import UTC, datetime, timedelta, timezone
 
 import attrs
@@ -176,6 +178,9 @@ def test_a_request_s_views_are_set_when_it_is_built(queries: list[str]) -> None:
     )
     assert built.normalized == validated
     assert attrs.evolve(built).normalized == validated
+    # A copy or an unpickled request (its views not carried) computes them on first read.
+    assert pickle.loads(pickle.dumps(built)).normalized == validated
+    assert copy.deepcopy(built).normalized == validated
 
 
 def test_a_subclassed_request_computes_its_views_on_first_read() -> None:
