@@ -362,7 +362,9 @@ def main() -> int:
 
 
 def _real_store(binding: ProviderBinding, salt: int) -> InMemoryProvider:
-    """A new memory store of 8 records no recall has read (unique refs and summaries)."""
+    """A new memory store of 8 records no recall has read: unique provider refs (so no
+    per-ref cache -- opaque ref, ref digest -- answers from an earlier call), unique
+    record refs and summaries."""
     store = InMemoryProvider()
     for index in range(REAL_RECORDS):
         record = attrs.evolve(
@@ -374,7 +376,7 @@ def _real_store(binding: ProviderBinding, salt: int) -> InMemoryProvider:
         )
         store.write(
             scope=binding.provider_scope,
-            key=f"record-{index}",
+            key=f"record-{salt}-{index}",
             content=json.dumps(wire.dump(record), sort_keys=True),
         )
     return store
