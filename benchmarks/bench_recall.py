@@ -12,8 +12,10 @@ Rows:
 
 - ``e2e memory`` / ``e2e sqlite``: the path as a caller sees it, provider included.
 - ``e2e memory, fresh request``: the same, with a new (equal) ``RecallRequest``
-  object on every call, as a caller that builds one per call has it (the
-  request's normalised view and query digests are then computed every time).
+  object on every call. The requests are built before the clock starts, and a
+  request computes its normalised view and query digests when it is built, so
+  this row no longer bills them; the ``real`` row below builds the request in
+  the call, and does.
 - ``core (replayed provider)``: the same path against a provider that replays the
   in-memory provider's recorded answers, i.e. the library's own cost with the
   provider's cost taken out.
@@ -360,7 +362,9 @@ def main() -> int:
 
 
 def _real_store(binding: ProviderBinding, salt: int) -> InMemoryProvider:
-    """A new memory store of 8 records no recall has read (unique refs and summaries)."""
+    """A new memory store of 8 records no recall has read: unique provider refs (so no
+    per-ref cache -- opaque ref, ref digest -- answers from an earlier call), unique
+    record refs and summaries."""
     store = InMemoryProvider()
     for index in range(REAL_RECORDS):
         record = attrs.evolve(
@@ -372,7 +376,7 @@ def _real_store(binding: ProviderBinding, salt: int) -> InMemoryProvider:
         )
         store.write(
             scope=binding.provider_scope,
-            key=f"record-{index}",
+            key=f"record-{salt}-{index}",
             content=json.dumps(wire.dump(record), sort_keys=True),
         )
     return store

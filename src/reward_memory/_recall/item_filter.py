@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
@@ -16,7 +15,6 @@ __all__ = ["ItemFilter", "filter_of", "static_fit"]
 
 _ANY_REVISION: Final = object()
 _FILTER_CACHE_SIZE: Final = 256
-_VERDICT_CACHE_SIZE: Final = 4096
 
 
 class ItemFilter:
@@ -26,7 +24,6 @@ class ItemFilter:
     corpus is a frozen record. A readback fits when :func:`static_fit` (exact
     corpus, class and identities; requested surface; surfaces inside the corpus;
     the corpus revision when revision-bound; live) and :meth:`fits_at` ``now``.
-    The first is a pure function of (filter, parsed readback), so it is cached.
     """
 
     __slots__ = (
@@ -71,9 +68,9 @@ class ItemFilter:
         return self.exposed and parsed.public
 
 
-@functools.lru_cache(maxsize=_VERDICT_CACHE_SIZE)
 def static_fit(item_filter: ItemFilter, parsed: Parsed) -> bool:
-    """Everything but time (cached: both keys hash by identity)."""
+    """Everything but time. Not cached: the comparisons cost less than a cache
+    lookup, insertion and eviction on a record read for the first time."""
     return (
         parsed.identity == item_filter.identity
         and parsed.live

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from datetime import datetime  # noqa: TC003 - attrs resolves it
+from datetime import datetime
 from typing import Final
 
 from reward_memory.grammars import parse_timestamp
@@ -28,6 +28,9 @@ __all__ = ["Parsed", "identity", "parse", "written"]
 
 _PARSE_CACHE_SIZE: Final = 2048
 _UNSET: Final = object()
+_new: Final = object.__new__
+_STORED_LENGTH: Final = len("2026-01-01T00:00:00Z")
+_STORED_FRACTION: Final = len("2026-01-01T00:00:00.000001Z")
 
 
 class Parsed:
@@ -42,9 +45,29 @@ class Parsed:
 
     A plain slotted class, not an attrs record: it is built once per record read
     for the first time (the cold recall path) from a record that is already
-    validated, so it has nothing to check. ``born_at`` (wanted only in a
-    time-bound corpus) and the content digest are computed on first use.
+    validated, so it has nothing to check; its slots are set directly (no
+    keyword call: :func:`_parsed_v1`). ``born_at`` (wanted only in a time-bound
+    corpus) and the content digest are computed on first use.
     """
+
+    record: ActiveRecord | LegacyActiveRecord
+    legacy: bool
+    identity: tuple[str | None, ...]  # (corpus, class, workspace, project, user, peer, session)
+    surfaces: frozenset[str]
+    revision_ref: str | None
+    candidate_ref: str
+    class_id: ClassId
+    content_summary: str
+    live: bool  # lifecycle active (not revoked, superseded or retired: envelope.py)
+    expires_at: datetime | None  # read on every recall of the record: kept parsed
+    stamps: tuple[str | None, ...]  # the times its age may start at (source, activation)
+    public: bool  # the record's own visibility is public_safe
+    supersedes: tuple[str, ...]  # the refs this record supersedes
+    record_key: str
+    content: str  # the exact readback (kept for the digest, computed on first use)
+    authority_level: str
+    _digest: str | None
+    _born: datetime | object | None
 
     __slots__ = (
         "_born",
@@ -66,45 +89,6 @@ class Parsed:
         "supersedes",
         "surfaces",
     )
-
-    def __init__(
-        self,
-        *,
-        record: ActiveRecord | LegacyActiveRecord,
-        legacy: bool,
-        identity: tuple[str | None, ...],
-        surfaces: frozenset[str],
-        revision_ref: str | None,
-        candidate_ref: str,
-        class_id: ClassId,
-        content_summary: str,
-        live: bool,
-        expires_at: datetime | None,
-        stamps: tuple[str | None, ...],
-        public: bool,
-        supersedes: tuple[str, ...],
-        record_key: str,
-        content: str,
-        authority_level: str,
-    ) -> None:
-        self.record = record
-        self.legacy = legacy
-        self.identity = identity
-        self.surfaces = surfaces
-        self.revision_ref = revision_ref
-        self.candidate_ref = candidate_ref
-        self.class_id = class_id
-        self.content_summary = content_summary
-        self.live = live  # lifecycle active (not revoked, superseded or retired: envelope.py)
-        self.expires_at = expires_at  # read on every recall of the record: kept parsed
-        self.stamps = stamps  # the record's times its age may start at (source, activation)
-        self.public = public  # the record's own visibility is public_safe
-        self.supersedes = supersedes  # the refs this record supersedes
-        self.record_key = record_key
-        self.content = content  # the exact readback (kept for the digest, computed on first use)
-        self._digest: str | None = None
-        self.authority_level = authority_level
-        self._born: datetime | object | None = _UNSET
 
     @property
     def content_digest(self) -> str:
@@ -150,54 +134,93 @@ def _earliest(*stamps: str | None) -> datetime | None:
     return min(moments) if moments else None
 
 
+def _moment(stamp: str) -> datetime:
+    """:func:`parse_timestamp` of a record's timestamp, read by ``fromisoformat`` directly.
+
+    A record holds its timestamps in the stored spelling (``YYYY-MM-DDTHH:MM:SSZ``,
+    ``.ffffff`` when non-zero). That layout (separators in place, ASCII) is read by
+    ``fromisoformat``, which checks the digits and the calendar and gives the same
+    instant at offset zero; anything else, or anything it refuses, takes
+    ``parse_timestamp`` (``tests/test_recall_readback.py`` holds the two equal).
+    """
+    size = len(stamp)
+    if (
+        (size == _STORED_LENGTH or (size == _STORED_FRACTION and stamp[19] == "."))
+        and stamp[-1] == "Z"
+        and stamp[10] == "T"
+        and stamp[4] == stamp[7] == "-"
+        and stamp[13] == stamp[16] == ":"
+        and stamp.isascii()
+    ):
+        try:
+            return datetime.fromisoformat(stamp)
+        except ValueError:
+            pass
+    return parse_timestamp(stamp)
+
+
 def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
     # The envelope rules leave a live record no revocation, supersession or
     # retirement (no half-revoked record builds): its state says it all.
+    parsed = _new(Parsed)
+    scope = record.scope
+    class_id = record.class_id
     expires = record.expiry.expires_at
-    return Parsed(
-        record=record,
-        legacy=False,
-        identity=identity(record.corpus_id, record.class_id, record.scope),
-        surfaces=frozenset(record.scope.surface_ids),
-        revision_ref=record.scope.revision_ref,
-        candidate_ref=record.candidate_ref,
-        class_id=record.class_id,
-        content_summary=record.content_summary,
-        live=record.lifecycle_state == "active",
-        expires_at=None if expires is None else parse_timestamp(expires),
-        stamps=(record.source.observed_at, record.activated_at),
-        public=record.privacy.visibility == "public_safe",
-        supersedes=record.supersession.supersedes_refs,
-        record_key=record.record_ref,
-        content=content,
-        authority_level=record.authority.level,
+    parsed.record = record
+    parsed.legacy = False
+    parsed.identity = (
+        record.corpus_id,
+        class_id,
+        scope.workspace_ref,
+        scope.project_ref,
+        scope.user_ref,
+        scope.peer_ref,
+        scope.session_ref,
     )
+    parsed.surfaces = frozenset(scope.surface_ids)
+    parsed.revision_ref = scope.revision_ref
+    parsed.candidate_ref = record.candidate_ref
+    parsed.class_id = class_id
+    parsed.content_summary = record.content_summary
+    parsed.live = record.lifecycle_state == "active"
+    parsed.expires_at = None if expires is None else _moment(expires)
+    parsed.stamps = (record.source.observed_at, record.activated_at)
+    parsed.public = record.privacy.visibility == "public_safe"
+    parsed.supersedes = record.supersession.supersedes_refs
+    parsed.record_key = record.record_ref
+    parsed.content = content
+    parsed.authority_level = record.authority.level
+    parsed._digest = None
+    parsed._born = _UNSET
+    return parsed
 
 
 def _parsed_v0(record: LegacyActiveRecord, content: str) -> Parsed:
     scope = record.scope
     lifecycle = record.lifecycle
     expires = lifecycle.expires_at
-    return Parsed(
-        record=record,
-        legacy=True,
-        identity=identity(record.corpus_id, record.target_class, scope),
-        surfaces=frozenset(scope.surface_ids),
-        revision_ref=scope.revision_ref,
-        candidate_ref=record.candidate_ref,
-        class_id=record.target_class,
-        content_summary=record.content_summary,
-        live=lifecycle.state == "active",
-        expires_at=None if expires is None else parse_timestamp(expires),
-        # A v0 source carries no time: a legacy record's age starts at its activation.
-        stamps=(record.activated_at,),
-        public=False,  # v0 has no visibility: its summary is never exposed
-        supersedes=lifecycle.supersedes_refs,
-        record_key=record_ref_of(record.corpus_id, record.candidate_ref),
-        content=content,
-        # A legacy record has no authority block: it is advisory, whatever its class.
-        authority_level="advisory",
-    )
+    parsed = _new(Parsed)
+    parsed.record = record
+    parsed.legacy = True
+    parsed.identity = identity(record.corpus_id, record.target_class, scope)
+    parsed.surfaces = frozenset(scope.surface_ids)
+    parsed.revision_ref = scope.revision_ref
+    parsed.candidate_ref = record.candidate_ref
+    parsed.class_id = record.target_class
+    parsed.content_summary = record.content_summary
+    parsed.live = lifecycle.state == "active"
+    parsed.expires_at = None if expires is None else _moment(expires)
+    # A v0 source carries no time: a legacy record's age starts at its activation.
+    parsed.stamps = (record.activated_at,)
+    parsed.public = False  # v0 has no visibility: its summary is never exposed
+    parsed.supersedes = lifecycle.supersedes_refs
+    parsed.record_key = record_ref_of(record.corpus_id, record.candidate_ref)
+    parsed.content = content
+    # A legacy record has no authority block: it is advisory, whatever its class.
+    parsed.authority_level = "advisory"
+    parsed._digest = None
+    parsed._born = _UNSET
+    return parsed
 
 
 def written(record: ActiveRecord, content: str) -> Parsed:

@@ -93,18 +93,24 @@ class RecallItem:
 
     @classmethod
     def of(cls, parsed: Parsed, memory_ref: str, provider_ref: str) -> RecallItem:
-        """The item of one parsed readback read back under ``memory_ref``."""
-        return cls(
-            memory_ref=memory_ref,
-            provider_ref=provider_ref,
-            candidate_ref=parsed.candidate_ref,
-            class_id=parsed.class_id,
-            content_summary=parsed.content_summary,
-            authority_level=parsed.authority_level,
-            legacy=parsed.legacy,
-            record=parsed.record,
-            _source=parsed,
-        )
+        """The item of one parsed readback read back under ``memory_ref``.
+
+        Its slots are written through their descriptors (what ``__init__`` does
+        by ``object.__setattr__``, without the keyword call and the lookups):
+        a recall builds one per item it accepts.
+        """
+        item = _new(cls)
+        _put_memory_ref(item, memory_ref)
+        _put_provider_ref(item, provider_ref)
+        _put_candidate_ref(item, parsed.candidate_ref)
+        _put_class_id(item, parsed.class_id)
+        _put_content_summary(item, parsed.content_summary)
+        _put_authority_level(item, parsed.authority_level)
+        _put_legacy(item, parsed.legacy)
+        _put_record(item, parsed.record)
+        _put_digest(item, None)
+        _put_source(item, parsed)
+        return item
 
     @property
     def content_digest(self) -> str:
@@ -150,6 +156,19 @@ class RecallItem:
             f"class_id={self.class_id!r}, content_summary={_hidden(self.content_summary)!r}, "
             f"authority_level={self.authority_level!r}, legacy={self.legacy!r})"
         )
+
+
+_new: Final = object.__new__
+_put_memory_ref: Final = RecallItem.__dict__["memory_ref"].__set__
+_put_provider_ref: Final = RecallItem.__dict__["provider_ref"].__set__
+_put_candidate_ref: Final = RecallItem.__dict__["candidate_ref"].__set__
+_put_class_id: Final = RecallItem.__dict__["class_id"].__set__
+_put_content_summary: Final = RecallItem.__dict__["content_summary"].__set__
+_put_authority_level: Final = RecallItem.__dict__["authority_level"].__set__
+_put_legacy: Final = RecallItem.__dict__["legacy"].__set__
+_put_record: Final = RecallItem.__dict__["record"].__set__
+_put_digest: Final = RecallItem.__dict__["_digest"].__set__
+_put_source: Final = RecallItem.__dict__["_source"].__set__
 
 
 def _rebuilt(*fields: object) -> RecallItem:

@@ -142,6 +142,17 @@ def _check_query_bounds(mode: str, queries: tuple[Any, ...]) -> None:
         )
 
 
+def _evidence_of(queries: tuple[RecallQuery, ...]) -> tuple[QueryEvidence, ...]:
+    """Digest and summary of each query."""
+    # Trusted: a short digest is 16 hex, and the summary was compacted and
+    # scanned when the query was built. (The query text is not memoised
+    # anywhere: it stays with its request only.)
+    make = _trusted_evidence
+    return tuple(
+        [make(query_digest=short_digest(q.query), query_summary=q.query_summary) for q in queries]
+    )
+
+
 # -- inputs ---------------------------------------------------------------------------------
 
 
@@ -191,20 +202,18 @@ class RecallRequest:
 
     def __attrs_post_init__(self) -> None:
         _check_query_bounds(self.mode, self.queries)
+        if type(self) is RecallRequest:
+            # Every request is guarded, and the guard reads its normalised view:
+            # set both views now, so that their first read is a slot read (a
+            # cached property's first read raises and catches AttributeError).
+            evidence = _evidence_of(self.queries)
+            _put_evidence(self, evidence)
+            _put_normalized(self, NormalizedRecallRequest.of(self))
 
     @functools.cached_property
     def query_evidence(self) -> tuple[QueryEvidence, ...]:
         """Digest and summary of each query (computed once per request record)."""
-        # Trusted: a short digest is 16 hex, and the summary was compacted and
-        # scanned when this request was built. (The query text is not memoised
-        # anywhere: it stays with this request only.)
-        make = _trusted_evidence
-        return tuple(
-            [
-                make(query_digest=short_digest(q.query), query_summary=q.query_summary)
-                for q in self.queries
-            ]
-        )
+        return _evidence_of(self.queries)
 
     @functools.cached_property
     def normalized(self) -> NormalizedRecallRequest:
@@ -575,3 +584,6 @@ _trusted_normalized: Final = m.trusted(NormalizedRecallRequest)
 trusted_guard: Final = m.trusted(RecallGuard)
 trusted_request_packet: Final = m.trusted(RecallRequestPacket)
 trusted_recall_packet: Final = m.trusted(RecallPacket)
+# The slots of RecallRequest's two cached views (set when a request is built).
+_put_evidence: Final = RecallRequest.__dict__["query_evidence"].__set__
+_put_normalized: Final = RecallRequest.__dict__["normalized"].__set__
