@@ -11,11 +11,12 @@ holds the shared value grammars (``$defs``) the packet schemas refer to.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
+import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.errors import RecordValidationError, SchemaError, join_path
@@ -53,6 +54,8 @@ def schema_dir() -> Traversable:
     file system is asked first: ``importlib.resources`` (and the ``zipfile`` it
     imports) costs a verb ~7 ms of start-up, and only a zipped install needs it.
     """
+    from pathlib import Path  # noqa: PLC0415 - off the import path (urllib.parse, ipaddress)
+
     package = Path(__file__).resolve().parent
     for candidate in (package / "schemas", package.parents[1] / "schemas"):
         if candidate.is_dir():
@@ -66,22 +69,49 @@ def schema_dir() -> Traversable:
 
 
 @functools.cache
+def _directory() -> Any:
+    """:func:`schema_dir` found with ``os.path`` (a ``str``), else its ``Traversable``.
+
+    ``pathlib`` (with the ``urllib.parse`` and ``ipaddress`` it imports) costs a
+    verb ~3 ms of start-up: the documents are read without it.
+    """
+    package = os.path.dirname(os.path.realpath(__file__))  # noqa: PTH120 - no pathlib
+    for candidate in (package, os.path.dirname(os.path.dirname(package))):  # noqa: PTH120
+        where = os.path.join(candidate, "schemas")  # noqa: PTH118
+        if os.path.isdir(where):  # noqa: PTH112
+            return where
+    return schema_dir()
+
+
+@functools.cache
 def _documents() -> Mapping[str, dict[str, Any]]:
-    documents: dict[str, dict[str, Any]] = {}
-    for entry in schema_dir().iterdir():
-        if entry.name.endswith(_SUFFIX):
-            name = entry.name.removesuffix(_SUFFIX)
-            documents[name] = _one(name)
-    return documents
+    where = _directory()
+    if isinstance(where, str):
+        found = os.listdir(where)  # noqa: PTH208 - no pathlib
+    else:
+        found = [entry.name for entry in where.iterdir()]
+    return {
+        name.removesuffix(_SUFFIX): _one(name.removesuffix(_SUFFIX))
+        for name in found
+        if name.endswith(_SUFFIX)
+    }
 
 
 @functools.cache
 def _one(name: str) -> dict[str, Any]:
-    """One schema document, read once (shared by :func:`_documents` and the error path)."""
-    entry = schema_dir().joinpath(name + _SUFFIX) if _NAME.fullmatch(name) else None
-    if entry is None or not entry.is_file():
+    """One schema document by file stem, read once (``common`` included)."""
+    where = _directory()
+    text = None
+    if _NAME.fullmatch(name) is not None:
+        if isinstance(where, str):
+            path = os.path.join(where, name + _SUFFIX)  # noqa: PTH118 - no pathlib
+            with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as handle:  # noqa: PTH123
+                text = handle.read()
+        elif where.joinpath(name + _SUFFIX).is_file():
+            text = where.joinpath(name + _SUFFIX).read_text(encoding="utf-8")
+    if text is None:
         raise SchemaError(f"no bundled schema is named {name!r}", code="unknown_schema")
-    document: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+    document: dict[str, Any] = json.loads(text)
     return document
 
 
