@@ -434,6 +434,15 @@ EVERY_VERB: dict[str, tuple[list[str], tuple[str, ...]]] = {
         (*_CANDIDATE, *_STAGE4),
     ),
     "ingest-event (configured)": (FILE_VERBS["ingest-event (configured)"][:-2], _STAGE4),
+    # The full packet names no configured route: no activation registry to read.
+    "ingest-event (full packet)": (
+        FILE_VERBS["ingest-event (full packet)"][:-2],
+        (
+            *_STAGE4,
+            "reward_memory._activation_registry",
+            "reward_memory.records.activation_registry",
+        ),
+    ),
     "experiment-status": (VERBS["experiment-status"][:-2], (*_CANDIDATE, *_STAGE4)),
     "configure": (VERBS["configure"][:-2], (*_CANDIDATE, *_STAGE4)),
     "route-check --case": (
@@ -675,3 +684,12 @@ def test_an_unlisted_shape_takes_the_reference_path() -> None:
     assert schemas._scalar({"type": "boolean", "const": True})
     assert not schemas._scalar({"type": "object"})
     assert not schemas._scalar({"$ref": "common.schema.json#/$defs/Ref"})
+
+
+def test_the_cli_names_the_registry_s_default_activation_path() -> None:
+    """The verbs' --activation default is the library's (kept in cli._common so that
+    parsing options does not import the activation registry)."""
+    from reward_memory._activation_registry import DEFAULT_ACTIVATION_PATH
+    from reward_memory.cli import _common
+
+    assert _common.DEFAULT_ACTIVATION_PATH == DEFAULT_ACTIVATION_PATH
