@@ -17,11 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reward_memory import schemas, wire
 from reward_memory._activation_registry import load_activation_registry
 from reward_memory.cli import main
-from reward_memory.errors import RewardMemoryError
+from reward_memory.errors import RecordValidationError, RewardMemoryError
 from reward_memory.experiment import load_experiment_config
 from reward_memory.records.activation_registry import ActivationRegistry
 
@@ -432,6 +434,15 @@ EVERY_VERB: dict[str, tuple[list[str], tuple[str, ...]]] = {
         (*_CANDIDATE, *_STAGE4),
     ),
     "ingest-event (configured)": (FILE_VERBS["ingest-event (configured)"][:-2], _STAGE4),
+    # The full packet names no configured route: no activation registry to read.
+    "ingest-event (full packet)": (
+        FILE_VERBS["ingest-event (full packet)"][:-2],
+        (
+            *_STAGE4,
+            "reward_memory._activation_registry",
+            "reward_memory.records.activation_registry",
+        ),
+    ),
     "experiment-status": (VERBS["experiment-status"][:-2], (*_CANDIDATE, *_STAGE4)),
     "configure": (VERBS["configure"][:-2], (*_CANDIDATE, *_STAGE4)),
     "route-check --case": (
@@ -572,3 +583,113 @@ def test_the_stage5_seams_are_public_and_lazy() -> None:
         "assert {'explain', 'operator_control'} <= set(reward_memory.__all__)\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+# -- the error path: a file of another kind is named without jsonschema ---------------
+
+
+@pytest.mark.parametrize(
+    ("verb", "schema"),
+    [
+        ("health-check", "reward_memory_corpus_health_request_v0"),
+        ("candidate-review", "reward_memory_candidate_review_request_v0"),
+    ],
+)
+def test_a_file_of_another_kind_is_refused_without_jsonschema(
+    verb: str, schema: str, tmp_path: Path
+) -> None:
+    """DESIGN.md §8 (wrong schema_version: an error packet naming the problem, exit 2),
+    at issue 11's start-up cost: the schema's answer for another packet's kind is fixed
+    (schemas._check_version), so jsonschema (~40 ms) is not imported to give it."""
+    target = tmp_path / "wrong-kind.json"
+    target.write_text(json.dumps({"schema_version": "reward_memory_corpus_registry_v0"}))
+    argv = [verb, "--input", str(target)]
+    result = subprocess.run(
+        [sys.executable, "-c", _SCHEMA_PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    report = json.loads(result.stderr)
+    assert report["code"] == 2
+    assert report["packet"]["error_code"] == "schema_version_unsupported"
+    assert report["packet"]["field_path"] == "$.schema_version"
+    assert report["packet"]["message"] == f"must be one of: {json.dumps(schema)}"
+    assert report["jsonschema"] is False
+
+
+def _reference_error(instance: object, name: str) -> tuple[str, str | None, str] | None:
+    """What the jsonschema path alone names (schemas.reference_check without the shortcut)."""
+    import itertools
+
+    errors = itertools.islice(
+        schemas.validator_for(name).iter_errors(instance), schemas._MAX_ERRORS
+    )
+    error = next(iter(sorted(errors, key=schemas._error_order)), None)
+    if error is None:
+        return None
+    translated = schemas._translate(error)
+    return translated.code, translated.path, translated.message
+
+
+_VERSIONS = st.one_of(
+    st.sampled_from([*schemas.schema_names(), "common", ""]),
+    st.text(max_size=12),
+    st.integers(-3, 3),
+    st.none(),
+    st.booleans(),
+    st.lists(st.integers(0, 2), max_size=2),
+)
+_OTHER = st.dictionaries(
+    st.sampled_from(["ok", "status", "x", "request", "corpus", "record", "zz"]),
+    st.one_of(st.none(), st.integers(0, 3), st.text(max_size=4), st.just({})),
+    max_size=3,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(schemas.schema_names()), version=_VERSIONS, other=_OTHER)
+def test_the_kind_shortcut_names_the_error_jsonschema_names(
+    name: str, version: object, other: dict[str, object]
+) -> None:
+    """Issue 11 item 2 (bad input still gets the same typed errors with field paths):
+    wherever the shortcut answers, its code, path and message are the reference
+    path's; where the version is right it leaves the answer to jsonschema."""
+    instance = {**other, "schema_version": version}
+    decided = version != name and schemas._version_const(name) is not schemas._NO_CONST
+    if not decided:
+        schemas._check_version(instance, name)  # left to the reference path
+        return
+    with pytest.raises(RecordValidationError) as raised:
+        schemas._check_version(instance, name)
+    found = (raised.value.code, raised.value.path, raised.value.message)
+    assert found == _reference_error(instance, name)
+
+
+def test_the_shortcut_covers_every_bundled_packet_schema() -> None:
+    """Every published packet schema but two has the shape the shortcut may decide (their
+    ``ok`` is a $ref); another shape is only slower (the reference path), never wrong."""
+    left = {name for name in schemas.schema_names() if schemas._version_const(name) != name}
+    assert left == {"reward_memory_activation_change_v0", "reward_memory_experiment_status_v1"}
+    assert all(schemas._version_const(name) is schemas._NO_CONST for name in left)
+
+
+def test_an_unlisted_shape_takes_the_reference_path() -> None:
+    """A schema whose schema_version says more than const is left to jsonschema."""
+    assert schemas._plain("object")
+    assert schemas._plain(False)
+    assert schemas._plain(["a"])
+    assert not schemas._plain({"type": "string"})
+    assert schemas._scalar({"type": "boolean", "const": True})
+    assert not schemas._scalar({"type": "object"})
+    assert not schemas._scalar({"$ref": "common.schema.json#/$defs/Ref"})
+
+
+def test_the_cli_names_the_registry_s_default_activation_path() -> None:
+    """The verbs' --activation default is the library's (kept in cli._common so that
+    parsing options does not import the activation registry)."""
+    from reward_memory._activation_registry import DEFAULT_ACTIVATION_PATH
+    from reward_memory.cli import _common
+
+    assert _common.DEFAULT_ACTIVATION_PATH == DEFAULT_ACTIVATION_PATH

@@ -22,7 +22,6 @@ field path) whenever the schema refuses the input, and the record's own error
 
 from __future__ import annotations
 
-import functools
 import types
 import typing
 from typing import Any, Final, Literal, TypeVar, Union, cast
@@ -80,34 +79,20 @@ def _schema_error(data: Any, schema: str, definition: str | None) -> None:
 # -- the schema documents (read as data, without jsonschema) ---------------------------
 
 _SUFFIX: Final = ".schema.json"
-_DOCUMENTS: Final[dict[str, dict[str, Any]]] = {}
 
 
 def _document(name: str) -> dict[str, Any]:
     """One bundled schema document by file stem (read once; ``common`` included)."""
-    found = _DOCUMENTS.get(name)
-    if found is None:
-        import json  # noqa: PLC0415
+    from reward_memory.schemas import _one  # noqa: PLC0415 - a few small JSON files, no jsonschema
 
-        text = _schema_dir().joinpath(name + _SUFFIX).read_text(encoding="utf-8")
-        found = _DOCUMENTS[name] = json.loads(text)
-    return found
+    return _one(name)
 
 
-@functools.cache
 def _schema_dir() -> Any:
-    """Where :func:`reward_memory.schemas.schema_dir` finds the schemas, found on the file
-    system first: ``importlib.resources`` (and the ``zipfile`` it imports) costs a
-    verb ~10 ms of start-up; only an unusual install (a zip) falls back to it."""
-    from pathlib import Path  # noqa: PLC0415
+    """Where the documents are read from (:func:`reward_memory.schemas._directory`)."""
+    from reward_memory.schemas import _directory  # noqa: PLC0415
 
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "schemas", package.parents[1] / "schemas"):
-        if candidate.is_dir():
-            return candidate
-    from reward_memory.schemas import schema_dir  # noqa: PLC0415
-
-    return schema_dir()
+    return _directory()
 
 
 def _resolved(node: Any, here: str) -> tuple[Any, str]:

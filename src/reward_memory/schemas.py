@@ -11,11 +11,12 @@ holds the shared value grammars (``$defs``) the packet schemas refer to.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
-from importlib import resources
-from pathlib import Path
+import os
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.errors import RecordValidationError, SchemaError, join_path
@@ -41,32 +42,77 @@ SCHEMA_BASE_URI: Final = "https://reward-memory.dev/schemas/"
 _SUFFIX: Final = ".schema.json"
 _SCHEMA_VERSION_PATH: Final = "$.schema_version"
 _MAX_ERRORS: Final = 1000
+_NAME: Final = re.compile(r"[a-z][a-z0-9_]*")
+_FILE_REF: Final = re.compile(r"[a-z][a-z0-9_]*\.schema\.json")
 
 
 def schema_dir() -> Traversable:
     """Where the bundled schemas are read from.
 
     An installed wheel carries them as package data; an editable install of a
-    source checkout reads the top-level ``schemas/`` it was installed from.
+    source checkout reads the top-level ``schemas/`` it was installed from. The
+    file system is asked first: ``importlib.resources`` (and the ``zipfile`` it
+    imports) costs a verb ~7 ms of start-up, and only a zipped install needs it.
     """
+    from pathlib import Path  # noqa: PLC0415 - off the import path (urllib.parse, ipaddress)
+
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "schemas", package.parents[1] / "schemas"):
+        if candidate.is_dir():
+            return candidate
+    from importlib import resources  # noqa: PLC0415 - a zipped install only
+
     packaged = resources.files("reward_memory").joinpath("schemas")
     if packaged.is_dir():
         return packaged
-    source_tree = Path(__file__).resolve().parents[2] / "schemas"
-    if source_tree.is_dir():
-        return source_tree
     raise SchemaError("the bundled JSON Schemas are missing from this installation")
 
 
 @functools.cache
+def _directory() -> Any:
+    """:func:`schema_dir` found with ``os.path`` (a ``str``), else its ``Traversable``.
+
+    ``pathlib`` (with the ``urllib.parse`` and ``ipaddress`` it imports) costs a
+    verb ~3 ms of start-up: the documents are read without it.
+    """
+    package = os.path.dirname(os.path.realpath(__file__))  # noqa: PTH120 - no pathlib
+    for candidate in (package, os.path.dirname(os.path.dirname(package))):  # noqa: PTH120
+        where = os.path.join(candidate, "schemas")  # noqa: PTH118
+        if os.path.isdir(where):  # noqa: PTH112
+            return where
+    return schema_dir()
+
+
+@functools.cache
 def _documents() -> Mapping[str, dict[str, Any]]:
-    documents: dict[str, dict[str, Any]] = {}
-    for entry in schema_dir().iterdir():
-        if entry.name.endswith(_SUFFIX):
-            documents[entry.name.removesuffix(_SUFFIX)] = json.loads(
-                entry.read_text(encoding="utf-8")
-            )
-    return documents
+    where = _directory()
+    if isinstance(where, str):
+        found = os.listdir(where)  # noqa: PTH208 - no pathlib
+    else:
+        found = [entry.name for entry in where.iterdir()]
+    return {
+        name.removesuffix(_SUFFIX): _one(name.removesuffix(_SUFFIX))
+        for name in found
+        if name.endswith(_SUFFIX)
+    }
+
+
+@functools.cache
+def _one(name: str) -> dict[str, Any]:
+    """One schema document by file stem, read once (``common`` included)."""
+    where = _directory()
+    text = None
+    if _NAME.fullmatch(name) is not None:
+        if isinstance(where, str):
+            path = os.path.join(where, name + _SUFFIX)  # noqa: PTH118 - no pathlib
+            with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as handle:  # noqa: PTH123
+                text = handle.read()
+        elif where.joinpath(name + _SUFFIX).is_file():
+            text = where.joinpath(name + _SUFFIX).read_text(encoding="utf-8")
+    if text is None:
+        raise SchemaError(f"no bundled schema is named {name!r}", code="unknown_schema")
+    document: dict[str, Any] = json.loads(text)
+    return document
 
 
 def schema_names() -> list[str]:
@@ -84,35 +130,82 @@ def get_schema(name: str) -> dict[str, Any]:
 
 @functools.cache
 def _validated_documents() -> Mapping[str, dict[str, Any]]:
+    return {name: _validated(name) for name in _documents()}
+
+
+@functools.cache
+def _validated(name: str) -> dict[str, Any]:
     # Every file declares Draft 2020-12 in "$schema", and jsonschema re-picks the
     # validator class from "$schema" at each $ref: our extended class (below)
     # would be dropped there. Validation copies leave the key out; the dialect
     # is still 2020-12 (the registry's default specification).
-    return {
-        name: {key: value for key, value in document.items() if key != "$schema"}
-        for name, document in _documents().items()
-    }
+    return {key: value for key, value in _one(name).items() if key != "$schema"}
+
+
+def _resources(documents: Iterator[dict[str, Any]]) -> referencing.Registry[Any]:
+    from referencing import Registry, Resource  # noqa: PLC0415 - jsonschema is off the import path
+    from referencing.jsonschema import DRAFT202012  # noqa: PLC0415
+
+    registry: referencing.Registry[Any] = Registry().with_resources(
+        (document["$id"], Resource.from_contents(document, default_specification=DRAFT202012))
+        for document in documents
+    )
+    return registry.crawl()
 
 
 @functools.cache
 def _registry() -> referencing.Registry[Any]:
-    from referencing import Registry, Resource  # noqa: PLC0415 - jsonschema is off the import path
-    from referencing.jsonschema import DRAFT202012  # noqa: PLC0415
+    """Every bundled document, crawled."""
+    return _resources(iter(_validated_documents().values()))
 
-    resources_ = [
-        (document["$id"], Resource.from_contents(document, default_specification=DRAFT202012))
-        for document in _validated_documents().values()
-    ]
-    registry: referencing.Registry[Any] = Registry().with_resources(resources_)
-    return registry.crawl()
+
+@functools.cache
+def _registry_for(name: str) -> referencing.Registry[Any]:
+    """The documents ``name`` reaches through ``$ref``, crawled: what its validator resolves.
+
+    Only an error is named this way, usually once in a process: reading and
+    crawling all the documents would cost that error packet several ms. Each
+    document has exactly one ``$id`` (its file's URI) and no anchors, so these
+    are the only resources a lookup from ``name`` can reach; a ref of another
+    shape takes the whole registry.
+    """
+    reached: dict[str, dict[str, Any]] = {}
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in reached:
+            continue
+        document = reached[current] = _validated(current)
+        if document.get("$id") != SCHEMA_BASE_URI + current + _SUFFIX:
+            return _registry()
+        for ref in _refs(document):
+            target = ref.partition("#")[0]
+            if not target:
+                continue
+            if _FILE_REF.fullmatch(target) is None:
+                return _registry()
+            pending.append(target.removesuffix(_SUFFIX))
+    return _resources(iter(reached.values()))
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            else:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
 
 
 @functools.cache
 def validator_for(name: str) -> jsonschema.protocols.Validator:
     """A compiled Draft 2020-12 validator for the named schema (built once)."""
-    get_schema(name)  # an unknown name is a SchemaError
     validator: jsonschema.protocols.Validator = _validator_class()(
-        _validated_documents()[name], registry=_registry()
+        _validated(name),  # an unknown name is a SchemaError
+        registry=_registry_for(name),
     )
     return validator
 
@@ -291,6 +384,8 @@ def reference_check(instance: Any, name: str, definition: str | None = None) -> 
     from reward_memory import jsonio  # noqa: PLC0415
 
     jsonio.check_data(instance)
+    if definition is None:
+        _check_version(instance, name)
     validator = (
         validator_for(name) if definition is None else _definition_validator(name, definition)
     )
@@ -300,6 +395,87 @@ def reference_check(instance: Any, name: str, definition: str | None = None) -> 
     error = next(iter(sorted(errors, key=_error_order)), None)
     if error is not None:
         raise _translate(error)
+
+
+def _check_version(instance: Any, name: str) -> None:
+    """Raise the reference path's error for a packet of another kind, without ``jsonschema``.
+
+    A file of the wrong kind is the commonest bad input, and ``jsonschema`` costs
+    an error packet ~40 ms to import and build. The answer is fixed here: the
+    error at ``$.schema_version`` sorts first (:func:`_error_order`), and it is
+    the only error there when the schema says no more of it than ``const``; it is
+    among the first errors jsonschema yields (so never cut off by
+    ``_MAX_ERRORS``) when only scalar properties (``ok``) come before it, and
+    only ``type``, ``additionalProperties`` and ``required`` (a few errors each)
+    before ``properties``. Any other shape takes the reference path.
+    """
+    if not isinstance(instance, dict) or "schema_version" not in instance:
+        return
+    const = _version_const(name)
+    if const is _NO_CONST:
+        return
+    given = instance["schema_version"]
+    if type(given) is str and given == const:
+        return
+    raise RecordValidationError(
+        f"must be one of: {json.dumps(const)}",
+        path=_SCHEMA_VERSION_PATH,
+        code="schema_version_unsupported",
+    )
+
+
+_NO_CONST: Final = object()
+_BEFORE_PROPERTIES: Final = frozenset({"type", "additionalProperties", "required"})
+
+
+@functools.cache
+def _version_const(name: str) -> Any:
+    """The ``schema_version`` constant of ``name`` if :func:`_check_version` may decide."""
+    document = _validated(name)
+    for key in document:
+        if key == "properties":
+            break
+        if key not in _BEFORE_PROPERTIES and key not in _ANNOTATIONS:
+            return _NO_CONST
+    else:
+        return _NO_CONST
+    properties = document["properties"]
+    if not isinstance(properties, dict) or "schema_version" not in properties:
+        return _NO_CONST
+    for key, before in properties.items():
+        if key == "schema_version":
+            break
+        if not _scalar(before):  # a few errors at most, none at schema_version
+            return _NO_CONST
+    node = properties["schema_version"]
+    if not isinstance(node, dict) or set(node) != {"const"} or type(node["const"]) is not str:
+        return _NO_CONST
+    if any(not _plain(document.get(key)) for key in _BEFORE_PROPERTIES if key in document):
+        return _NO_CONST
+    return node["const"]
+
+
+def _plain(node: Any) -> bool:
+    # type "object", additionalProperties false, required [names]: one error each at
+    # most (required: one per missing name), all at the root, none at schema_version.
+    return (
+        node == "object"
+        or node is False
+        or (isinstance(node, list) and all(type(item) is str for item in node))
+    )
+
+
+def _scalar(node: Any) -> bool:
+    # At most a scalar type with const / enum (``"ok"`` of an output packet): <= 3 errors.
+    return (
+        isinstance(node, dict)
+        and set(node) <= {"type", "const", "enum", "description", "title"}
+        and node.get("type", "null") in ("boolean", "string", "integer", "number", "null")
+    )
+
+
+# Keywords that only annotate (they yield no error).
+_ANNOTATIONS: Final = frozenset({"$id", "title", "description", "$comment", "$defs", "examples"})
 
 
 @functools.cache
@@ -320,7 +496,7 @@ def _compiled(name: str, definition: str | None = None) -> Callable[[Any], bool]
 
 @functools.cache
 def _definition_validator(name: str, definition: str) -> jsonschema.protocols.Validator:
-    document = _validated_documents()[name]
+    document = _validated(name)
     if definition not in document.get("$defs", {}):
         raise SchemaError(f"{name} has no definition {definition}")
     ref = {"$ref": f"{document['$id']}#/$defs/{definition}"}

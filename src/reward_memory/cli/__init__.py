@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -76,8 +76,24 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    _checking = False
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        # argparse builds a help formatter per option only to check its metavar; a
+        # formatter without a width asks `shutil` (~2 ms to import) for the terminal's.
+        self._checking = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._checking = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if self._checking:
+            return argparse.HelpFormatter(prog=self.prog, width=80)
+        return super()._get_formatter()
 
 
 def _top_parser() -> _Parser:

@@ -11,7 +11,20 @@ import attrs
 
 from reward_memory.errors import RecordValidationError
 
-__all__ = ["Outcome", "emit", "emit_error", "read_json_input", "summary_lines", "write_json"]
+__all__ = [
+    "DEFAULT_ACTIVATION_PATH",
+    "Outcome",
+    "emit",
+    "emit_error",
+    "read_json_input",
+    "summary_lines",
+    "write_json",
+]
+
+# reward_memory._activation_registry.DEFAULT_ACTIVATION_PATH (a test holds the two
+# equal), named here so that a verb's options do not import the registry's records,
+# `tempfile` and `pathlib` (~25 ms) before it knows it reads an activation file.
+DEFAULT_ACTIVATION_PATH: Final = ".reward-memory/activation.json"
 
 ERROR_SCHEMA: Final = "reward_memory_error_v0"
 # The error packet's own schema bounds (reward_memory_error_v0.schema.json); its

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reward_memory._activation_registry import DEFAULT_ACTIVATION_PATH
+from reward_memory.cli._common import DEFAULT_ACTIVATION_PATH
 
 if TYPE_CHECKING:
     import argparse
