@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -140,6 +139,8 @@ def write_activation_registry(path: str | os.PathLike[str], registry: Activation
     text = json.dumps(to_plain(registry), indent=2, ensure_ascii=False) + "\n"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # noqa: PLC0415 - only a write needs it (status verbs never do)
+
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError:
         raise InputError(

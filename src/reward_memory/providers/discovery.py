@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import logging
 import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
@@ -78,7 +77,14 @@ COMPATIBLE_SPI_VERSIONS: Final = frozenset({SPI_VERSION})
 # Everything a provider class must offer (checked when it loads, like pluggy's _verify_hook).
 REQUIRED_METHODS: Final = ("write", "read", "search", "delete", "inventory", "close", "from_url")
 
-logger = logging.getLogger("reward_memory.providers")
+
+def _logger() -> Any:
+    """The ``reward_memory.providers`` logger (``logging`` imported only when one is needed:
+    most verbs never log, and the import is a few milliseconds of their start-up)."""
+    import logging  # noqa: PLC0415
+
+    return logging.getLogger("reward_memory.providers")
+
 
 # importlib.metadata's own grammar for an entry-point value ("pkg.mod:Class [extra]").
 _VALUE: Final = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[.*\])?\s*$")
@@ -288,14 +294,14 @@ def available_providers() -> list[ProviderInfo]:
     infos: list[ProviderInfo] = []
     for provider_id, entries in _scan().items():
         if PROVIDER_ID.fullmatch(provider_id) is None:
-            logger.warning(
+            _logger().warning(
                 "skipping a provider entry point from %s: its name is not a valid provider id",
                 ", ".join(_dist_label(entry) for entry in entries),
             )
             continue
         conflict = _conflict(provider_id, entries) if len(entries) > 1 else None
         if conflict is not None:
-            logger.warning("%s", conflict.message)
+            _logger().warning("%s", conflict.message)
         for entry in entries:
             spi_version: int | None = None
             error: str | None = None
@@ -307,8 +313,8 @@ def available_providers() -> list[ProviderInfo]:
                 except ProviderLoadError as exc:
                     error = exc.message
                     # One line at WARNING; the traceback only for those who ask for DEBUG.
-                    logger.warning("%s", exc.message)
-                    logger.debug("provider %r load failure", provider_id, exc_info=True)
+                    _logger().warning("%s", exc.message)
+                    _logger().debug("provider %r load failure", provider_id, exc_info=True)
             infos.append(
                 ProviderInfo(
                     provider_id=provider_id,

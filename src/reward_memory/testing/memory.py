@@ -41,7 +41,6 @@ import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, get_args
-from urllib.parse import parse_qsl
 
 import attrs
 
@@ -230,8 +229,12 @@ class InMemoryProvider:
         location, _, query = rest.partition("?")
         if location or "#" in query:
             raise ProviderConfigError(f"{prefix} takes no location or fragment, only query options")
+        pairs: list[tuple[str, str]] = []
         try:
-            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+            if query:  # urllib.parse (and the ipaddress it pulls in) only for a query string
+                from urllib.parse import parse_qsl  # noqa: PLC0415
+
+                pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
         except ValueError:
             raise ProviderConfigError("the URL's query string is malformed") from None
         options: dict[str, Any] = {}
