@@ -610,3 +610,12 @@ def test_fast_character_check_gives_the_patterns_verdict(value: str) -> None:
         assert has_unsafe_character(value + char) is (
             _UNSAFE_CHARACTER.search(value + char) is not None
         )
+
+
+@pytest.mark.parametrize("ref", ["memory:aa0f3c", "record:aab1c2d3e4f5a6b7c8d9", "x:AA12"])
+def test_a_hex_ref_starting_aa_does_not_stop_the_prefilter(ref: str) -> None:
+    """A Telegram bot token has eight digits or more before `:AA`: a bare `:aa` (one hex ref
+    in 256) used to send the text to the full scan, compiling it in a one-shot CLI verb."""
+    assert not prefilter_stops(ref)
+    assert not prefilter_stops("x" * 200 + " " + ref)
+    assert prefilter_stops("12345678:" + ref.partition(":")[2] + "a" * 33)

@@ -326,13 +326,14 @@ _ANCHORS: Final = {
     "~": r"",  # ~/x, ~user/x
     "$": r"",  # $HOME/, ${HOME}/
     "%": r"[a-z]",  # %USERPROFILE%
-    # D:/x, x:/y, file:/, Telegram bot tokens (123456789:AA...), and
+    # D:/x, x:/y, file:/, Telegram bot tokens (123456789:AA..., eight digits at least:
+    # a bare `:aa` would stop at one hex ref in 256, e.g. `memory:aa...`), and
     # `name: value` assignments (gated on the name's last letter).
     # Every look-behind needs the character before the colon to be a gate
     # letter, a space or a quote: tested once first, so the colon of an
     # identifier such as `data:x` costs one test, not ten.
     ":": (
-        r"/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa"
+        r"/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa(?<=[0-9]{8}:aa)"
         rf"|(?<=[{_NAME_GATE[1:-1]}\s\"'`*]:)(?:(?<=\s\s:)"
         r"|(?<=[\"'`*]:)|(?<=[\"'`*]\s:)"
         rf"|(?<={_NAME_GATE}:)(?:"
