@@ -157,7 +157,8 @@ def _hooked() -> Callable[[Any], bytes]:
     dumps = functools.partial(orjson.dumps, option=option)
 
     def write(record: Any) -> bytes:
-        return dumps(_DEEP[type(record)](record))
+        written: bytes = dumps(_DEEP[type(record)](record))
+        return written
 
     return write
 
