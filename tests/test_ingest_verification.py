@@ -125,3 +125,32 @@ def test_the_verification_recall_is_an_exact_function_boundary_recall() -> None:
     assert again.observed_at == normalize_timestamp(later.isoformat())
     assert again.queries[0].query == f"{'3' * 20} {'4' * 20}"
     assert again.queries != request.queries
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    moment=st.datetimes(
+        min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.timezones()
+    )
+)
+def test_the_verification_clock_is_stored_as_every_timestamp_is(moment: datetime) -> None:
+    """The request's observed_at is the clock's stored spelling (format_utc): what
+    normalize_timestamp gives for its ISO text, wherever that text is a timestamp."""
+    from reward_memory.errors import RecordValidationError
+    from reward_memory.grammars import format_utc, parse_timestamp
+
+    scope = RecordScope(
+        workspace_ref="workspace:example",
+        project_ref="repository:example",
+        surface_ids=("issue_fix.patch_planning",),
+    )
+    _, request = steps.verification_request(
+        hard_corpus(), None, _record(scope, "1" * 20, "2" * 20), moment
+    )
+    assert request.observed_at == format_utc(moment)
+    assert parse_timestamp(request.observed_at) == moment.astimezone(UTC)
+    try:
+        expected = normalize_timestamp(moment.isoformat())
+    except RecordValidationError:
+        return  # an offset with seconds has no ISO timestamp spelling: format_utc still has one
+    assert request.observed_at == expected

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from reward_memory._operator_provider import closed_key, locate
-from reward_memory.grammars import normalize_timestamp
+from reward_memory.grammars import format_utc
 from reward_memory.records import _memo as m
 from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt
 from reward_memory.records.recall import (
@@ -111,14 +111,16 @@ def execute_steps(
     key: str,
     moment: datetime,
 ) -> IngestReceipt:
-    from reward_memory._recall import readback as parsing  # noqa: PLC0415
+    # Imported from the modules themselves (not ``from <package> import module``,
+    # which runs importlib's Python-level fromlist handling on every call).
+    from reward_memory._recall.readback import parse, written  # noqa: PLC0415
     from reward_memory._recall.session import provider_ref  # noqa: PLC0415
 
     scope = binding.provider_scope
     timeout = float(binding.timeout_seconds)
     # What this call wrote, parsed once (the record is at hand): its canonical
     # content digest is the one every check below compares against.
-    mine = parsing.written(record, content)
+    mine = written(record, content)
     expected = mine.content_digest
     failed = WRITES["failed"]
 
@@ -194,7 +196,7 @@ def execute_steps(
     if exact and read_content != content:
         # Not the bytes written (a provider may re-serialise): the same canonical
         # content and candidate still make it exact; anything else does not.
-        parsed = parsing.parse(read_content)
+        parsed = parse(read_content)
         exact = (
             parsed is not None
             and parsed.content_digest == expected
@@ -323,7 +325,7 @@ def verification_request(
     request = _make_request(
         **template,
         queries=(_make_query(query=query, query_summary=VERIFY_SUMMARY),),
-        observed_at=normalize_timestamp(moment.isoformat()),
+        observed_at=format_utc(moment),  # the stored spelling, as normalize_timestamp gives it
     )
     return checkpoint, request
 
