@@ -63,7 +63,7 @@ from reward_memory.activation import activate_typed
 from reward_memory.candidates import propose, review
 from reward_memory.digests import canonical_json, make_ref
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import format_utc, parse_timestamp, resolve_now
+from reward_memory.grammars import _stored_moment, format_utc, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
 from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, to_plain
@@ -231,10 +231,25 @@ def _observed(observed_at: str | datetime) -> tuple[datetime, str]:
             path="observed_at",
             code="wrong_type",
         )
+    if type(observed_at) is str:
+        # Already the stored spelling, or a UTC time as datetime.isoformat() spells
+        # it (``+00:00``), which with ``Z`` for the offset is the stored spelling or
+        # nothing: the grammar's cheap path (it settles the calendar too) gives the
+        # moment, and the stored spelling is at hand -- nothing to format, no full
+        # grammar to match. Anything else takes the full path below.
+        stamp = observed_at
+        if stamp.endswith(_UTC_OFFSET):
+            stamp = stamp[: -len(_UTC_OFFSET)] + "Z"
+        moment = _stored_moment(stamp)
+        if moment is not None:
+            return moment, stamp
     # Parsed once: its stored spelling is normalize_timestamp's (format_utc of the
     # parsed moment), and the errors are parse_timestamp's, as normalize_timestamp's are.
     moment = parse_timestamp(observed_at, "observed_at")
     return moment, format_utc(moment)
+
+
+_UTC_OFFSET: Final = "+00:00"
 
 
 def _ask_authority(
