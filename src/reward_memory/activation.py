@@ -93,6 +93,7 @@ __all__ = [
 ]
 
 _IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
+_SCOPE_FIELDS: Final = ("workspace_ref", "project_ref", *_IDENTITY_FIELDS)
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -137,7 +138,7 @@ def _check_fit(packet: CandidateReview, corpus: CorpusDeclaration) -> None:
     if corpus.lifecycle.state != "active":
         raise _fail("the corpus is not active", "corpus.lifecycle.state", "corpus_not_active")
     scope, corpus_scope = record.scope, corpus.scope
-    for name in ("workspace_ref", "project_ref", *_IDENTITY_FIELDS):
+    for name in _SCOPE_FIELDS:
         if getattr(scope, name) != getattr(corpus_scope, name):
             raise _fail(
                 f"the record's {name} is not the corpus's",

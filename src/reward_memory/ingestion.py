@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -158,23 +158,34 @@ def _event_proposal(adapter: str, event: Any) -> Proposal:
     # A mapping (a module's JSON) is typed here in one strict pass, with the
     # schema's error when it has one: the same verdict and error as the
     # adapter's schema-then-record boundary, without jsonschema on every call.
+    event_type, to_proposal = _ADAPTER_PARTS.get(adapter) or _adapter_parts(adapter)
+    if type(event) is not event_type and isinstance(event, Mapping):
+        event = strict_packet(dict(event), event_type)
+    return to_proposal(event)
+
+
+# adapter id -> (its event record class, its proposal mapping): imported on first
+# use (a dry-run CLI verb loads only its own adapter), then looked up.
+_ADAPTER_PARTS: dict[str, tuple[type[Any], Callable[[Any], Proposal]]] = {}
+
+
+def _adapter_parts(adapter: str) -> tuple[type[Any], Callable[[Any], Proposal]]:
     if adapter == "issue_fix_maintainer_feedback":
         from reward_memory.adapters.issue_fix import (  # noqa: PLC0415
             IssueFixEvent,
             issue_fix_proposal,
         )
 
-        if isinstance(event, Mapping):
-            event = strict_packet(dict(event), IssueFixEvent)
-        return issue_fix_proposal(event)
-    from reward_memory.adapters.scoped_feedback import (  # noqa: PLC0415
-        ScopedFeedbackEvent,
-        scoped_feedback_proposal,
-    )
+        parts: tuple[type[Any], Callable[[Any], Proposal]] = (IssueFixEvent, issue_fix_proposal)
+    else:
+        from reward_memory.adapters.scoped_feedback import (  # noqa: PLC0415
+            ScopedFeedbackEvent,
+            scoped_feedback_proposal,
+        )
 
-    if isinstance(event, Mapping):
-        event = strict_packet(dict(event), ScopedFeedbackEvent)
-    return scoped_feedback_proposal(event)
+        parts = (ScopedFeedbackEvent, scoped_feedback_proposal)
+    _ADAPTER_PARTS[adapter] = parts
+    return parts
 
 
 def _event_refusal(exc: RecordValidationError) -> str:
@@ -240,9 +251,9 @@ def _observed(observed_at: str | datetime) -> tuple[datetime, str]:
         stamp = observed_at
         if stamp.endswith(_UTC_OFFSET):
             stamp = stamp[: -len(_UTC_OFFSET)] + "Z"
-        moment = _stored_moment(stamp)
-        if moment is not None:
-            return moment, stamp
+        stored = _stored_moment(stamp)
+        if stored is not None:
+            return stored, stamp
     # Parsed once: its stored spelling is normalize_timestamp's (format_utc of the
     # parsed moment), and the errors are parse_timestamp's, as normalize_timestamp's are.
     moment = parse_timestamp(observed_at, "observed_at")

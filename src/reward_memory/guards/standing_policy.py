@@ -234,12 +234,13 @@ def _candidate_fit_reasons(
     if candidate.source.actor_role not in policy.allowed_actor_roles:
         reasons.add("candidate_actor_role_not_allowed")
     _scope_reasons(scope, pscope, "candidate_{}_policy_mismatch", reasons)
+    surfaces = set(scope.surface_ids)
     if len(scope.surface_ids) != 1:
         reasons.add("candidate_surface_count_not_one")
-    if not set(scope.surface_ids).issubset(pscope.surface_ids):
+    if not surfaces.issubset(pscope.surface_ids):
         reasons.add("candidate_surface_not_allowed")
     _scope_reasons(scope, cscope, "candidate_{}_corpus_mismatch", reasons)
-    if not set(scope.surface_ids).issubset(cscope.surface_ids):
+    if not surfaces.issubset(cscope.surface_ids):
         reasons.add("candidate_surface_corpus_mismatch")
     freshness = corpus.freshness
     if freshness.mode == "revision_bound" and scope.revision_ref != freshness.source_revision:
