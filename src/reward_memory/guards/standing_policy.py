@@ -27,6 +27,7 @@ No semantic routing: nothing here reads the summary or the reasoning.
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.guards.recall import binding_reasons
@@ -210,8 +211,13 @@ _SCOPE_CODES: Final = (
 )
 
 
+_SCOPE_VALUES: Final = operator.attrgetter(*(field for field, _ in _SCOPE_CODES))
+
+
 def _scope_reasons(inner: Any, outer: Any, code: str, reasons: set[str]) -> None:
     """``code`` (a ``{}`` template) for each of workspace, project and identity that differs."""
+    if _SCOPE_VALUES(inner) == _SCOPE_VALUES(outer):
+        return  # the usual case, compared in one step
     for field, word in _SCOPE_CODES:
         if getattr(inner, field) != getattr(outer, field):
             reasons.add(code.format(word))
