@@ -111,16 +111,14 @@ def execute_steps(
     key: str,
     moment: datetime,
 ) -> IngestReceipt:
-    # Imported from the modules themselves (not ``from <package> import module``,
-    # which runs importlib's Python-level fromlist handling on every call).
-    from reward_memory._recall.readback import parse, written  # noqa: PLC0415
-    from reward_memory._recall.session import provider_ref  # noqa: PLC0415
+    recall_side = _RECALL_SIDE[0] if _RECALL_SIDE else _load_recall_side()
+    parsing, session = recall_side.readback, recall_side.session
 
     scope = binding.provider_scope
     timeout = float(binding.timeout_seconds)
     # What this call wrote, parsed once (the record is at hand): its canonical
     # content digest is the one every check below compares against.
-    mine = written(record, content)
+    mine = parsing.written(record, content)
     expected = mine.content_digest
     failed = WRITES["failed"]
 
@@ -176,7 +174,7 @@ def execute_steps(
     base.fields.update(
         write=write,
         external_writes_performed=created,
-        provider_ref=provider_ref(binding.provider_id, binding.namespace, ref),
+        provider_ref=session.provider_ref(binding.provider_id, binding.namespace, ref),
     )
     if status == "conflict":
         return base.done(
@@ -196,7 +194,7 @@ def execute_steps(
     if exact and read_content != content:
         # Not the bytes written (a provider may re-serialise): the same canonical
         # content and candidate still make it exact; anything else does not.
-        parsed = parse(read_content)
+        parsed = parsing.parse(read_content)
         exact = (
             parsed is not None
             and parsed.content_digest == expected
@@ -216,7 +214,8 @@ def execute_steps(
     for pause in _INDEX_RETRY_PAUSES:
         if pause:
             time.sleep(pause)
-        session = _verification_recall(
+        verified = _verification_recall(
+            recall_side,
             provider=provider,
             binding=binding,
             corpus=corpus,
@@ -225,7 +224,7 @@ def execute_steps(
             moment=moment,
             known=(content, mine),
         )
-        readback: RecallPacket = session.packet
+        readback: RecallPacket = verified.packet
         calls += readback.provider_call_count
         if readback.status == "provider_unavailable":
             return base.done(
@@ -238,7 +237,7 @@ def execute_steps(
             (item.memory_ref == ref or item.memory_ref.startswith(descendant))
             and item.candidate_ref == record.candidate_ref
             and item.content_digest == expected
-            for item in session.items
+            for item in verified.items
         ):
             return base.done("activated", (), readback=readback, provider_call_count=calls)
     # The record reads back exactly, but search does not return it (yet).
@@ -284,6 +283,7 @@ def _write_outcome(written: Any) -> tuple[Any, Any]:
 
 
 def _verification_recall(
+    recall_side: _RecallSide,
     *,
     provider: Provider,
     binding: ProviderBinding,
@@ -293,14 +293,44 @@ def _verification_recall(
     moment: datetime,
     known: tuple[str, Parsed],
 ) -> Any:
-    from reward_memory._recall.execution import execute  # noqa: PLC0415
-    from reward_memory.guarded_recall import build_recall_request  # noqa: PLC0415
-
     checkpoint, request = verification_request(corpus, policy.authority_source_ref, record, moment)
     # recall(), with the record this call wrote handed to its readback (see
     # readback.written): the guard is derived as for any recall.
-    packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
-    return execute(packet, binding, provider, moment, time.monotonic, known=known)
+    packet = recall_side.guarded_recall.build_recall_request(
+        request, corpus=corpus, checkpoint=checkpoint, binding=binding
+    )
+    return recall_side.execution.execute(
+        packet, binding, provider, moment, time.monotonic, known=known
+    )
+
+
+class _RecallSide:
+    """The recall modules an executed ingest uses, imported on its first call.
+
+    Not at import: a dry run (the ``ingest`` verb's default) never loads them.
+    Then looked up as module attributes, not re-imported per call (an import
+    statement costs more than the attribute it finds).
+    """
+
+    __slots__ = ("execution", "guarded_recall", "readback", "session")
+
+    def __init__(self) -> None:
+        from reward_memory import guarded_recall  # noqa: PLC0415
+        from reward_memory._recall import execution, readback, session  # noqa: PLC0415
+
+        self.execution: Any = execution
+        self.guarded_recall: Any = guarded_recall
+        self.readback: Any = readback
+        self.session: Any = session
+
+
+_RECALL_SIDE: list[_RecallSide] = []
+
+
+def _load_recall_side() -> _RecallSide:
+    if not _RECALL_SIDE:
+        _RECALL_SIDE.append(_RecallSide())
+    return _RECALL_SIDE[0]
 
 
 def verification_request(
