@@ -9,7 +9,7 @@ is a real recall of that corpus and surface, guarded like any other.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,7 +17,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _ingest_support import NOW, hard_corpus, hard_policy, soft_corpus
+from _ingest_support import NOW, hard_corpus, hard_policy, ingest_hard, soft_corpus
 from reward_memory import _ingest_provider as steps
 from reward_memory.grammars import normalize_timestamp
 from reward_memory.guarded_recall import build_recall_request
@@ -154,3 +154,18 @@ def test_the_verification_clock_is_stored_as_every_timestamp_is(moment: datetime
     except RecordValidationError:
         return  # an offset with seconds has no ISO timestamp spelling: format_utc still has one
     assert request.observed_at == expected
+
+
+def test_a_clock_whose_offset_has_seconds_still_verifies_what_it_wrote() -> None:
+    """Provider failures fail open and only programmer errors raise: an aware clock is
+    no error, whatever its offset. (Its ISO text, ``+05:53:28``, is no timestamp
+    spelling: the verification request once re-parsed it and raised after the write.)"""
+    from reward_memory.testing.memory import InMemoryProvider
+
+    provider = InMemoryProvider()
+    odd = NOW.astimezone(timezone(timedelta(hours=5, minutes=53, seconds=28)))
+    receipt = ingest_hard(provider=provider, now=odd)
+    assert receipt.status == "activated"
+    assert receipt.readback is not None
+    assert receipt.readback.result_readback_verified is True
+    assert attrs.evolve(receipt) == receipt  # rebuilt through the validating constructor
