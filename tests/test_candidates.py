@@ -704,3 +704,91 @@ def _reviewed(packet: Any, kind: str, gate: Any) -> Any:
         return review(packet, decision(kind), checkpoint=gate, now=NOW)
     except RecordValidationError as exc:
         return exc.code
+
+
+_ANY_TEXT = st.text(max_size=12)  # quotes, backslashes, controls, non-ASCII, surrogates
+_MAYBE = st.none() | _ANY_TEXT
+
+
+@settings(max_examples=400)
+@given(
+    texts=st.tuples(*(_ANY_TEXT for _ in range(10))),
+    identities=st.tuples(*(_MAYBE for _ in range(6))),
+    lists=st.tuples(*(st.lists(_ANY_TEXT, max_size=3) for _ in range(3))),
+    verified=st.booleans(),
+)
+def test_the_written_ref_text_is_legacy_j1_with_every_optional_part(
+    texts: tuple[str, ...],
+    identities: tuple[str | None, ...],
+    lists: tuple[list[str], ...],
+    verified: bool,
+) -> None:
+    """candidate_ref_of writes json.dumps(sort_keys=True) itself (reference §1.5): the same
+    bytes with and without expiry, observation time, supersedes refs and each identity key."""
+    from types import SimpleNamespace
+
+    summary, kind, ref, actor, role, workspace, project, freshness, conflict, target = texts
+    revision, user, peer, session, expires, observed = identities
+    actions, surfaces, supersedes = lists
+    scope_obj: dict[str, Any] = {
+        "workspace_ref": workspace,
+        "project_ref": project,
+        "surface_ids": surfaces,
+        "revision_ref": revision,
+    }
+    for name, value in (("user_ref", user), ("peer_ref", peer), ("session_ref", session)):
+        if value is not None:
+            scope_obj[name] = value
+    hashed: dict[str, Any] = {
+        "target_class": target,
+        "content_summary": summary,
+        "source": {"source_kind": kind, "source_ref": ref, "actor_ref": actor, "actor_role": role},
+        "scope": scope_obj,
+        "guard_context": {
+            "source_freshness": freshness,
+            "conflict_state": conflict,
+            "current_artifact_verified": verified,
+        },
+        "requested_action_scopes": actions,
+    }
+    for name, value in (("expires_at", expires), ("observed_at", observed)):
+        if value is not None:
+            hashed[name] = value
+    if supersedes:
+        hashed["supersedes_refs"] = supersedes
+    try:
+        expected: object = (
+            "candidate:"
+            + hashlib.sha256(legacy_json(hashed, "J1").encode("utf-8")).hexdigest()[:20]
+        )
+    except UnicodeEncodeError:
+        expected = UnicodeEncodeError
+    try:
+        written: object = candidate_ref_of(
+            target_class=target,
+            content_summary=summary,
+            source=SimpleNamespace(
+                source_kind=kind, source_ref=ref, actor_ref=actor, actor_role=role
+            ),
+            scope=SimpleNamespace(
+                workspace_ref=workspace,
+                project_ref=project,
+                surface_ids=tuple(surfaces),
+                revision_ref=revision,
+                user_ref=user,
+                peer_ref=peer,
+                session_ref=session,
+            ),
+            guard_context=SimpleNamespace(
+                source_freshness=freshness,
+                conflict_state=conflict,
+                current_artifact_verified=verified,
+            ),
+            requested_action_scopes=tuple(actions),
+            expires_at=expires,
+            observed_at=observed,
+            supersedes_refs=tuple(supersedes),
+        )
+    except UnicodeEncodeError:
+        written = UnicodeEncodeError
+    assert written == expected

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from _ingest_support import (
 from reward_memory import schemas, wire
 from reward_memory.digests import _CANONICAL
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
+from reward_memory.grammars import format_utc
 from reward_memory.ingestion import aingest, ingest, policy_digest, target_key
 from reward_memory.providers.spi import ReadResult, WriteResult
 from reward_memory.records.active import ActiveRecord
@@ -653,11 +654,33 @@ def test_the_standing_accept_is_the_validated_decision(
     value=st.datetimes(
         min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.timezones()
     ).map(lambda moment: moment.isoformat())
-    | st.sampled_from(["2026-11-01T12:00:00Z", "2026-11-01T12:00Z", "2026-02-30T00:00:00Z"])
+    # UTC as datetime.isoformat() and the stored spelling write it (the cheap path).
+    | st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+    ).flatmap(lambda moment: st.sampled_from([moment.isoformat(), format_utc(moment)]))
+    | st.sampled_from(
+        [
+            "2026-11-01T12:00:00Z",
+            "2026-11-01T12:00Z",
+            "2026-02-30T00:00:00Z",
+            "2026-02-30T00:00:00+00:00",
+            "2026-11-01T12:00:00.000000+00:00",
+            "2026-11-01T12:00:00.000000Z",
+            "2026-11-01T12:00:00.5+00:00",
+            "2026-11-01T12:00+00:00",
+            "2026-11-01T24:00:00+00:00",
+            "2026-11-01T12:00:00-00:00",
+            "2026-11-01 12:00:00+00:00",
+            "0000-01-01T00:00:00+00:00",
+            "+00:00",
+        ]
+    )
     | st.text(max_size=30)
+    | st.text(max_size=30).map(lambda text: text + "+00:00")
 )
 def test_observed_at_is_normalised_as_every_timestamp_is(value: str) -> None:
-    """ingest's activated_at is normalize_timestamp(observed_at); its errors are the same."""
+    """ingest's activated_at is normalize_timestamp(observed_at); its errors are the same
+    (the stored spelling and UTC as isoformat() spells it take a cheaper path)."""
     from reward_memory.grammars import normalize_timestamp, parse_timestamp
     from reward_memory.ingestion import _observed
 

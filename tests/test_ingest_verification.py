@@ -9,7 +9,7 @@ is a real recall of that corpus and surface, guarded like any other.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,7 +17,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _ingest_support import NOW, hard_corpus, hard_policy, soft_corpus
+from _ingest_support import NOW, hard_corpus, hard_policy, ingest_hard, soft_corpus
 from reward_memory import _ingest_provider as steps
 from reward_memory.grammars import normalize_timestamp
 from reward_memory.guarded_recall import build_recall_request
@@ -125,3 +125,47 @@ def test_the_verification_recall_is_an_exact_function_boundary_recall() -> None:
     assert again.observed_at == normalize_timestamp(later.isoformat())
     assert again.queries[0].query == f"{'3' * 20} {'4' * 20}"
     assert again.queries != request.queries
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    moment=st.datetimes(
+        min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.timezones()
+    )
+)
+def test_the_verification_clock_is_stored_as_every_timestamp_is(moment: datetime) -> None:
+    """The request's observed_at is the clock's stored spelling (format_utc): what
+    normalize_timestamp gives for its ISO text, wherever that text is a timestamp."""
+    from reward_memory.errors import RecordValidationError
+    from reward_memory.grammars import format_utc, parse_timestamp
+
+    scope = RecordScope(
+        workspace_ref="workspace:example",
+        project_ref="repository:example",
+        surface_ids=("issue_fix.patch_planning",),
+    )
+    _, request = steps.verification_request(
+        hard_corpus(), None, _record(scope, "1" * 20, "2" * 20), moment
+    )
+    assert request.observed_at == format_utc(moment)
+    assert parse_timestamp(request.observed_at) == moment.astimezone(UTC)
+    try:
+        expected = normalize_timestamp(moment.isoformat())
+    except RecordValidationError:
+        return  # an offset with seconds has no ISO timestamp spelling: format_utc still has one
+    assert request.observed_at == expected
+
+
+def test_a_clock_whose_offset_has_seconds_still_verifies_what_it_wrote() -> None:
+    """Provider failures fail open and only programmer errors raise: an aware clock is
+    no error, whatever its offset. (Its ISO text, ``+05:53:28``, is no timestamp
+    spelling: the verification request once re-parsed it and raised after the write.)"""
+    from reward_memory.testing.memory import InMemoryProvider
+
+    provider = InMemoryProvider()
+    odd = NOW.astimezone(timezone(timedelta(hours=5, minutes=53, seconds=28)))
+    receipt = ingest_hard(provider=provider, now=odd)
+    assert receipt.status == "activated"
+    assert receipt.readback is not None
+    assert receipt.readback.result_readback_verified is True
+    assert attrs.evolve(receipt) == receipt  # rebuilt through the validating constructor

@@ -4,14 +4,14 @@ Exactly ``digests._CANONICAL.encode(to_plain(record))`` -- sorted keys, no
 spaces, non-ASCII kept, ``None`` left out of records that declare
 ``__rm_omit_none__`` -- by the fastest of three writers that gives those bytes:
 
-1. orjson over the record itself, each record object handed to a compiled
-   per-class function giving its fields as a shallow dict -- only for a record
+1. orjson over one nested dict a compiled per-class function builds from the
+   record (each exact record class it holds built the same way) -- only for a record
    class whose every field is declared ``str``, ``bool``, ``None``, a
    ``Literal`` of strings or booleans, ``tuple[str, ...]`` or another such
    record (the active record and its blocks). orjson writes exactly what the
    standard encoder writes for those (see :mod:`reward_memory.digests`); any
-   other value at run time -- a ``str`` subclass, another record subclass --
-   is refused by the hook and the next writer takes over;
+   other value at run time -- a ``str`` subclass, a record subclass, left as
+   it is -- is refused by orjson (no ``default``) and the next writer takes over;
 2. orjson over the plain form built by a compiled per-class builder that
    admits only exact ``str``, ``int``, ``bool``, ``None``, lists and str-keyed
    dicts (a record holding free JSON, such as a model decision's output);
@@ -57,9 +57,11 @@ def canonical_text(record: Any) -> str:
     return _CANONICAL.encode(to_plain(record))
 
 
-# -- 1. orjson over the record, a shallow dict per record object --------------------------
+# -- 1. orjson over one nested dict, built by a compiled function per record class ------------
 
-_SHALLOW: dict[type[Any], Callable[[Any], dict[str, Any]]] = {}
+# Per hookable record class: its fields as a dict, each field that may hold a
+# record built the same way (a call per record object, not an orjson callback).
+_DEEP: dict[type[Any], Callable[[Any], dict[str, Any]]] = {}
 _HOOKABLE: dict[type[Any], bool] = {}
 
 
@@ -73,7 +75,7 @@ def _hookable(kind: type[Any]) -> bool:
             known = False
         _HOOKABLE[kind] = known
         if known:
-            _SHALLOW[kind] = _shallow_builder(kind)
+            _DEEP[kind] = _deep_builder(kind)
     return known
 
 
@@ -85,43 +87,62 @@ def _safe_record(kind: type[Any]) -> bool:
 
 
 def _safe_hint(hint: Any) -> bool:
+    if _scalar_hint(hint):
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Union or origin is types.UnionType:
+        return all(_safe_hint(arg) for arg in args)
+    return isinstance(hint, type) and _hookable(hint)
+
+
+def _scalar_hint(hint: Any) -> bool:
+    """A hint whose values orjson writes natively (no record among them)."""
     if hint is str or hint is bool or hint is type(None):
         return True
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is Literal:
         return all(type(arg) is str or type(arg) is bool for arg in args)
     if origin is Union or origin is types.UnionType:
-        return all(_safe_hint(arg) for arg in args)
+        return all(_scalar_hint(arg) for arg in args)
     if origin is tuple:
         return len(args) == 2 and args[0] is str and args[1] is Ellipsis
-    return isinstance(hint, type) and _hookable(hint)
+    return False
 
 
-def _shallow_builder(kind: type[Any]) -> Callable[[Any], dict[str, Any]]:
+def _nested(value: Any) -> Any:
+    # Only the exact record classes found safe are expanded: a subclass (which may
+    # add fields or change types) or any other object is left as it is, and
+    # orjson, which has no default here, refuses it (TypeError).
+    build = _DEEP.get(type(value))
+    return value if build is None else build(value)
+
+
+def _deep_builder(kind: type[Any]) -> Callable[[Any], dict[str, Any]]:
+    hints = typing.get_type_hints(kind)
     names = [field.name for field in attrs.fields(kind)]
     if not all(name.isidentifier() for name in names):  # pragma: no cover - attrs fields are
         raise TypeError(f"{kind.__name__}: field names must be identifiers")
-    display = "{" + ", ".join(f"{name!r}: r.{name}" for name in names) + "}"
+    # A field declared to hold only scalars is handed over as it is; whatever it
+    # holds at run time, orjson writes it natively or refuses it.
+    display = (
+        "{"
+        + ", ".join(
+            f"{name!r}: r.{name}" if _scalar_hint(hints[name]) else f"{name!r}: v(r.{name})"
+            for name in names
+        )
+        + "}"
+    )
     if getattr(kind, "__rm_omit_none__", False):
         source = (
-            f"def shallow(r):\n    d = {display}\n"
+            f"def deep(r):\n    d = {display}\n"
             "    return {k: x for k, x in d.items() if x is not None}\n"
         )
     else:
-        source = f"def shallow(r):\n    return {display}\n"
-    namespace: dict[str, Any] = {}
-    exec(compile(source, f"<shallow {kind.__name__}>", "exec"), namespace)  # noqa: S102 - field names only
-    shallow: Callable[[Any], dict[str, Any]] = namespace["shallow"]
-    return shallow
-
-
-def _default(value: Any) -> dict[str, Any]:
-    # Only the exact record classes found safe: a subclass (which may add fields
-    # or change types) or any other object is refused (orjson raises TypeError).
-    shallow = _SHALLOW.get(type(value))
-    if shallow is None:
-        raise TypeError
-    return shallow(value)
+        source = f"def deep(r):\n    return {display}\n"
+    namespace: dict[str, Any] = {"v": _nested}
+    exec(compile(source, f"<deep {kind.__name__}>", "exec"), namespace)  # noqa: S102 - field names only
+    deep: Callable[[Any], dict[str, Any]] = namespace["deep"]
+    return deep
 
 
 @functools.cache
@@ -129,11 +150,17 @@ def _hooked() -> Callable[[Any], bytes]:
     orjson: Any = sys.modules["orjson"]  # sorted_dumps() imported it
     option = (
         orjson.OPT_SORT_KEYS
-        | orjson.OPT_PASSTHROUGH_SUBCLASS  # str subclasses go to _default: refused
+        | orjson.OPT_PASSTHROUGH_SUBCLASS  # a str subclass: refused (no default)
         | orjson.OPT_PASSTHROUGH_DATETIME
         | orjson.OPT_PASSTHROUGH_DATACLASS
     )
-    return functools.partial(orjson.dumps, default=_default, option=option)
+    dumps = functools.partial(orjson.dumps, option=option)
+
+    def write(record: Any) -> bytes:
+        written: bytes = dumps(_DEEP[type(record)](record))
+        return written
+
+    return write
 
 
 # -- 2. orjson over a checked plain form ----------------------------------------------------

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from reward_memory._operator_provider import closed_key, locate
-from reward_memory.grammars import normalize_timestamp
+from reward_memory.grammars import format_utc
 from reward_memory.records import _memo as m
 from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt
 from reward_memory.records.recall import (
@@ -111,8 +111,8 @@ def execute_steps(
     key: str,
     moment: datetime,
 ) -> IngestReceipt:
-    from reward_memory._recall import readback as parsing  # noqa: PLC0415
-    from reward_memory._recall.session import provider_ref  # noqa: PLC0415
+    recall_side = _RECALL_SIDE[0] if _RECALL_SIDE else _load_recall_side()
+    parsing, session = recall_side.readback, recall_side.session
 
     scope = binding.provider_scope
     timeout = float(binding.timeout_seconds)
@@ -174,7 +174,7 @@ def execute_steps(
     base.fields.update(
         write=write,
         external_writes_performed=created,
-        provider_ref=provider_ref(binding.provider_id, binding.namespace, ref),
+        provider_ref=session.provider_ref(binding.provider_id, binding.namespace, ref),
     )
     if status == "conflict":
         return base.done(
@@ -214,7 +214,8 @@ def execute_steps(
     for pause in _INDEX_RETRY_PAUSES:
         if pause:
             time.sleep(pause)
-        session = _verification_recall(
+        verified = _verification_recall(
+            recall_side,
             provider=provider,
             binding=binding,
             corpus=corpus,
@@ -223,7 +224,7 @@ def execute_steps(
             moment=moment,
             known=(content, mine),
         )
-        readback: RecallPacket = session.packet
+        readback: RecallPacket = verified.packet
         calls += readback.provider_call_count
         if readback.status == "provider_unavailable":
             return base.done(
@@ -236,7 +237,7 @@ def execute_steps(
             (item.memory_ref == ref or item.memory_ref.startswith(descendant))
             and item.candidate_ref == record.candidate_ref
             and item.content_digest == expected
-            for item in session.items
+            for item in verified.items
         ):
             return base.done("activated", (), readback=readback, provider_call_count=calls)
     # The record reads back exactly, but search does not return it (yet).
@@ -282,6 +283,7 @@ def _write_outcome(written: Any) -> tuple[Any, Any]:
 
 
 def _verification_recall(
+    recall_side: _RecallSide,
     *,
     provider: Provider,
     binding: ProviderBinding,
@@ -291,14 +293,44 @@ def _verification_recall(
     moment: datetime,
     known: tuple[str, Parsed],
 ) -> Any:
-    from reward_memory._recall.execution import execute  # noqa: PLC0415
-    from reward_memory.guarded_recall import build_recall_request  # noqa: PLC0415
-
     checkpoint, request = verification_request(corpus, policy.authority_source_ref, record, moment)
     # recall(), with the record this call wrote handed to its readback (see
     # readback.written): the guard is derived as for any recall.
-    packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
-    return execute(packet, binding, provider, moment, time.monotonic, known=known)
+    packet = recall_side.guarded_recall.build_recall_request(
+        request, corpus=corpus, checkpoint=checkpoint, binding=binding
+    )
+    return recall_side.execution.execute(
+        packet, binding, provider, moment, time.monotonic, known=known
+    )
+
+
+class _RecallSide:
+    """The recall modules an executed ingest uses, imported on its first call.
+
+    Not at import: a dry run (the ``ingest`` verb's default) never loads them.
+    Then looked up as module attributes, not re-imported per call (an import
+    statement costs more than the attribute it finds).
+    """
+
+    __slots__ = ("execution", "guarded_recall", "readback", "session")
+
+    def __init__(self) -> None:
+        from reward_memory import guarded_recall  # noqa: PLC0415
+        from reward_memory._recall import execution, readback, session  # noqa: PLC0415
+
+        self.execution: Any = execution
+        self.guarded_recall: Any = guarded_recall
+        self.readback: Any = readback
+        self.session: Any = session
+
+
+_RECALL_SIDE: list[_RecallSide] = []
+
+
+def _load_recall_side() -> _RecallSide:
+    if not _RECALL_SIDE:
+        _RECALL_SIDE.append(_RecallSide())
+    return _RECALL_SIDE[0]
 
 
 def verification_request(
@@ -323,7 +355,7 @@ def verification_request(
     request = _make_request(
         **template,
         queries=(_make_query(query=query, query_summary=VERIFY_SUMMARY),),
-        observed_at=normalize_timestamp(moment.isoformat()),
+        observed_at=format_utc(moment),  # the stored spelling, as normalize_timestamp gives it
     )
     return checkpoint, request
 

@@ -62,6 +62,7 @@ Same inputs, same record, byte for byte.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -93,6 +94,8 @@ __all__ = [
 ]
 
 _IDENTITY_FIELDS: Final = ("user_ref", "peer_ref", "session_ref")
+_SCOPE_FIELDS: Final = ("workspace_ref", "project_ref", *_IDENTITY_FIELDS)
+_SCOPE_VALUES: Final = operator.attrgetter(*_SCOPE_FIELDS)  # all at once: the usual case
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -137,13 +140,14 @@ def _check_fit(packet: CandidateReview, corpus: CorpusDeclaration) -> None:
     if corpus.lifecycle.state != "active":
         raise _fail("the corpus is not active", "corpus.lifecycle.state", "corpus_not_active")
     scope, corpus_scope = record.scope, corpus.scope
-    for name in ("workspace_ref", "project_ref", *_IDENTITY_FIELDS):
-        if getattr(scope, name) != getattr(corpus_scope, name):
-            raise _fail(
-                f"the record's {name} is not the corpus's",
-                f"$.record.scope.{name}",
-                "corpus_scope_mismatch",
-            )
+    if _SCOPE_VALUES(scope) != _SCOPE_VALUES(corpus_scope):
+        for name in _SCOPE_FIELDS:  # the first that differs, named
+            if getattr(scope, name) != getattr(corpus_scope, name):
+                raise _fail(
+                    f"the record's {name} is not the corpus's",
+                    f"$.record.scope.{name}",
+                    "corpus_scope_mismatch",
+                )
     if not set(scope.surface_ids).issubset(corpus_scope.surface_ids):
         raise _fail(
             "the record's surfaces are not all corpus surfaces",

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["AuthorityMap", "AuthoritySource", "load_authority_map"]
 
 _ANSWERS_MAX: Final = 1024
+_STR: Final = frozenset({str})
 
 
 @runtime_checkable
@@ -148,7 +149,7 @@ class AuthorityMap:
             and type(actor_role) is str
             and type(project_ref) is str
             and type(action_scopes) is tuple
-            and all(type(scope) is str for scope in action_scopes)
+            and _STR.issuperset(map(type, action_scopes))  # exact strings (no generator frame)
         )
         if cacheable:
             key = (actor_ref, actor_role, project_ref, action_scopes)

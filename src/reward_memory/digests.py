@@ -113,8 +113,17 @@ def _plain(value: Any) -> bool:
                 return False
         return True
     if kind is list or kind is tuple:
-        for item in value:  # noqa: SIM110 - a loop, not a generator frame per call
-            if type(item) not in _SCALARS and not _plain(item):
+        for item in value:
+            inner = type(item)
+            if inner in _SCALARS:
+                continue
+            if inner is list or inner is tuple:
+                # One level inlined (a call less per nested array): a record's
+                # values are mostly blocks of scalars.
+                for leaf in item:
+                    if type(leaf) not in _SCALARS and not _plain(leaf):
+                        return False
+            elif not _plain(item):
                 return False
         return True
     return kind in _SCALARS

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -63,7 +63,7 @@ from reward_memory.activation import activate_typed
 from reward_memory.candidates import propose, review
 from reward_memory.digests import canonical_json, make_ref
 from reward_memory.errors import RecordValidationError
-from reward_memory.grammars import format_utc, parse_timestamp, resolve_now
+from reward_memory.grammars import _stored_moment, format_utc, parse_timestamp, resolve_now
 from reward_memory.guards.standing_policy import standing_policy_reasons
 from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, to_plain
@@ -158,23 +158,34 @@ def _event_proposal(adapter: str, event: Any) -> Proposal:
     # A mapping (a module's JSON) is typed here in one strict pass, with the
     # schema's error when it has one: the same verdict and error as the
     # adapter's schema-then-record boundary, without jsonschema on every call.
+    event_type, to_proposal = _ADAPTER_PARTS.get(adapter) or _adapter_parts(adapter)
+    if type(event) is not event_type and isinstance(event, Mapping):
+        event = strict_packet(dict(event), event_type)
+    return to_proposal(event)
+
+
+# adapter id -> (its event record class, its proposal mapping): imported on first
+# use (a dry-run CLI verb loads only its own adapter), then looked up.
+_ADAPTER_PARTS: dict[str, tuple[type[Any], Callable[[Any], Proposal]]] = {}
+
+
+def _adapter_parts(adapter: str) -> tuple[type[Any], Callable[[Any], Proposal]]:
     if adapter == "issue_fix_maintainer_feedback":
         from reward_memory.adapters.issue_fix import (  # noqa: PLC0415
             IssueFixEvent,
             issue_fix_proposal,
         )
 
-        if isinstance(event, Mapping):
-            event = strict_packet(dict(event), IssueFixEvent)
-        return issue_fix_proposal(event)
-    from reward_memory.adapters.scoped_feedback import (  # noqa: PLC0415
-        ScopedFeedbackEvent,
-        scoped_feedback_proposal,
-    )
+        parts: tuple[type[Any], Callable[[Any], Proposal]] = (IssueFixEvent, issue_fix_proposal)
+    else:
+        from reward_memory.adapters.scoped_feedback import (  # noqa: PLC0415
+            ScopedFeedbackEvent,
+            scoped_feedback_proposal,
+        )
 
-    if isinstance(event, Mapping):
-        event = strict_packet(dict(event), ScopedFeedbackEvent)
-    return scoped_feedback_proposal(event)
+        parts = (ScopedFeedbackEvent, scoped_feedback_proposal)
+    _ADAPTER_PARTS[adapter] = parts
+    return parts
 
 
 def _event_refusal(exc: RecordValidationError) -> str:
@@ -231,10 +242,25 @@ def _observed(observed_at: str | datetime) -> tuple[datetime, str]:
             path="observed_at",
             code="wrong_type",
         )
+    if type(observed_at) is str:
+        # Already the stored spelling, or a UTC time as datetime.isoformat() spells
+        # it (``+00:00``), which with ``Z`` for the offset is the stored spelling or
+        # nothing: the grammar's cheap path (it settles the calendar too) gives the
+        # moment, and the stored spelling is at hand -- nothing to format, no full
+        # grammar to match. Anything else takes the full path below.
+        stamp = observed_at
+        if stamp.endswith(_UTC_OFFSET):
+            stamp = stamp[: -len(_UTC_OFFSET)] + "Z"
+        stored = _stored_moment(stamp)
+        if stored is not None:
+            return stored, stamp
     # Parsed once: its stored spelling is normalize_timestamp's (format_utc of the
     # parsed moment), and the errors are parse_timestamp's, as normalize_timestamp's are.
     moment = parse_timestamp(observed_at, "observed_at")
     return moment, format_utc(moment)
+
+
+_UTC_OFFSET: Final = "+00:00"
 
 
 def _ask_authority(

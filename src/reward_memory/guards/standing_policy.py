@@ -27,6 +27,7 @@ No semantic routing: nothing here reads the summary or the reasoning.
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.guards.recall import binding_reasons
@@ -210,8 +211,13 @@ _SCOPE_CODES: Final = (
 )
 
 
+_SCOPE_VALUES: Final = operator.attrgetter(*(field for field, _ in _SCOPE_CODES))
+
+
 def _scope_reasons(inner: Any, outer: Any, code: str, reasons: set[str]) -> None:
     """``code`` (a ``{}`` template) for each of workspace, project and identity that differs."""
+    if _SCOPE_VALUES(inner) == _SCOPE_VALUES(outer):
+        return  # the usual case, compared in one step
     for field, word in _SCOPE_CODES:
         if getattr(inner, field) != getattr(outer, field):
             reasons.add(code.format(word))
@@ -234,12 +240,13 @@ def _candidate_fit_reasons(
     if candidate.source.actor_role not in policy.allowed_actor_roles:
         reasons.add("candidate_actor_role_not_allowed")
     _scope_reasons(scope, pscope, "candidate_{}_policy_mismatch", reasons)
+    surfaces = set(scope.surface_ids)
     if len(scope.surface_ids) != 1:
         reasons.add("candidate_surface_count_not_one")
-    if not set(scope.surface_ids).issubset(pscope.surface_ids):
+    if not surfaces.issubset(pscope.surface_ids):
         reasons.add("candidate_surface_not_allowed")
     _scope_reasons(scope, cscope, "candidate_{}_corpus_mismatch", reasons)
-    if not set(scope.surface_ids).issubset(cscope.surface_ids):
+    if not surfaces.issubset(cscope.surface_ids):
         reasons.add("candidate_surface_corpus_mismatch")
     freshness = corpus.freshness
     if freshness.mode == "revision_bound" and scope.revision_ref != freshness.source_revision:
