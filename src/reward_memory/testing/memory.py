@@ -37,10 +37,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import re
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Final, Literal, Self, get_args
+from typing import Any, Final, Self
 
 import attrs
 
@@ -61,8 +60,20 @@ from reward_memory.providers.spi import (
     check_scope,
     check_timeout,
 )
-from reward_memory.records import _fields as f
 from reward_memory.records._memo import check_token_memo
+from reward_memory.testing._memory_faults import (
+    _NO_FAULTS,
+    OPERATIONS,
+    Faults,
+    Operation,
+    ProviderCall,
+    _call,
+    _canonical,
+    _corrupt,
+    _FaultRestorer,
+    _parse_option,
+    _shown,
+)
 from reward_memory.testing._memory_index import (
     _NO_HITS,
     _Document,
@@ -70,77 +81,9 @@ from reward_memory.testing._memory_index import (
     _Space,
 )
 
-if TYPE_CHECKING:
-    from types import TracebackType
-
 __all__ = ["Faults", "InMemoryProvider", "Operation", "ProviderCall"]
 
-Operation = Literal["write", "read", "search", "delete", "inventory", "close"]
-OPERATIONS: Final = frozenset(get_args(Operation))
-_TRUE: Final = frozenset({"1", "true", "yes", "on"})
-_FALSE: Final = frozenset({"0", "false", "no", "off"})
-
-
-def _seconds(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise RecordValidationError(
-            "must be a finite, non-negative number of seconds",
-            path=f"$.{attribute.name}",
-            code="invalid_value",
-        )
-
-
-@attrs.frozen(kw_only=True)
-class Faults:
-    """The fault switches of one :class:`InMemoryProvider` (see the module docs)."""
-
-    unavailable: bool = f.strict_bool(default=False)
-    times_out: bool = f.strict_bool(default=False)
-    slow_seconds: float = attrs.field(default=0.0, validator=_seconds)
-    corrupt_readback: bool = f.strict_bool(default=False)
-    search_misses: bool = f.strict_bool(default=False)
-
-
-@attrs.frozen(kw_only=True)
-class ProviderCall:
-    """One call the provider received: the operation, the scope, and its key/ref/query.
-
-    ``scope`` is ``None`` for ``close`` and for a call whose scope was not a
-    :class:`ProviderScope`. ``target`` is the key (write), the ref (read,
-    delete), the query (search), or ``None``.
-    """
-
-    op: Operation
-    scope: ProviderScope | None
-    target: str | None = None
-
-
-_NO_FAULTS: Final = Faults()
 _INF: Final = math.inf
-
-
-class _FaultRestorer:
-    """Returned by :meth:`InMemoryProvider.set_faults`; restores the old switches on exit."""
-
-    def __init__(self, provider: InMemoryProvider, previous: Faults) -> None:
-        self._provider = provider
-        self._previous = previous
-
-    def __enter__(self) -> Faults:
-        return self._provider.faults
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._provider._replace_faults(self._previous)
 
 
 def _quick_timeout(timeout: object) -> bool:
@@ -149,11 +92,6 @@ def _quick_timeout(timeout: object) -> bool:
     if kind is float:
         return 0.0 < timeout < _INF  # type: ignore[operator]  # NaN fails both comparisons
     return kind is int and timeout > 0  # type: ignore[operator]
-
-
-def _corrupt(content: str) -> str:
-    # Always different from the original, whatever it was (the empty string included).
-    return "\ufffdcorrupted\ufffd" + content[::-1]
 
 
 class InMemoryProvider:
@@ -558,46 +496,3 @@ def _memory_ref(scope: ProviderScope, key: str) -> str:
     hasher.update(canonical_json(key) + b"]")
     digest: str = hasher.hexdigest()
     return "memory:" + digest[:REF_HEX_LENGTH]
-
-
-def _canonical(faults: Faults) -> Faults:
-    """``_NO_FAULTS`` itself when no switch is on (what the fast path tests by identity)."""
-    return _NO_FAULTS if faults == _NO_FAULTS else faults
-
-
-def _call(op: Operation, scope: object, target: object) -> ProviderCall:
-    return ProviderCall(
-        op=op,
-        scope=scope if isinstance(scope, ProviderScope) else None,
-        target=target if isinstance(target, str) else None,
-    )
-
-
-def _shown(name: str) -> str:
-    return repr(name) if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name) else "(unnamed)"
-
-
-_BOOL_OPTIONS: Final = frozenset({"unavailable", "times_out", "corrupt_readback", "search_misses"})
-_SECONDS_OPTIONS: Final = frozenset({"slow_seconds", "default_timeout"})
-
-
-def _parse_option(name: str, raw: str) -> Any:
-    if name in _BOOL_OPTIONS:
-        word = raw.strip().lower()
-        if word in _TRUE:
-            return True
-        if word in _FALSE:
-            return False
-        raise ProviderConfigError(f"option {name!r} must be true or false")
-    if name in _SECONDS_OPTIONS:
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ProviderConfigError(f"option {name!r} must be a number of seconds") from None
-        if not math.isfinite(value) or value < 0:
-            raise ProviderConfigError(f"option {name!r} must be a non-negative number of seconds")
-        return value
-    accepted = ", ".join(sorted(_BOOL_OPTIONS | _SECONDS_OPTIONS))
-    raise ProviderConfigError(
-        f"unknown option {_shown(name)} for provider 'memory'; it accepts: {accepted}"
-    )
