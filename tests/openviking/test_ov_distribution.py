@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -87,9 +88,14 @@ def test_both_wheels_install_into_a_clean_venv(
         "install", "--no-deps", "--no-index", *map(str, wheels.glob("*.whl")), python=python
     )
     assert installed.returncode == 0, installed.stderr[-2000:]
-    deps = _pip(
-        "install", "attrs>=24.1", "cattrs>=24.1", "jsonschema>=4.18", "httpx>=0.27", python=python
-    )
+    # Both distributions' runtime dependencies as declared (reward-memory itself is the wheel).
+    declared = [
+        requirement
+        for pyproject in (ROOT / "pyproject.toml", ROOT / "openviking" / "pyproject.toml")
+        for requirement in tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+        if not requirement.startswith("reward-memory")
+    ]
+    deps = _pip("install", *declared, python=python)
     if deps.returncode != 0:
         # Offline: borrow the runtime dependencies from this environment's site-packages
         # (a plain path: no .pth there runs), so both packages still come from the wheels.
