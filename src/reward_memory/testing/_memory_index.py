@@ -38,9 +38,15 @@ _FEW_POSTINGS: Final = 64
 
 
 class _Document:
-    """One stored document, with what reads and searches need derived at write time."""
+    """One stored document, with what reads and searches need derived at write time.
 
-    __slots__ = ("_hits", "content", "digest", "key", "readback", "ref", "sequence", "terms")
+    Its index terms are not kept: the space's postings hold them, and a remove (rare)
+    derives them again from the content (the same terms: ``_terms`` is pure). A
+    frozenset of ~125 strings per document would be most of the store's memory and
+    the garbage collector's work.
+    """
+
+    __slots__ = ("_hits", "content", "digest", "key", "readback", "ref", "sequence")
 
     def __init__(self, *, ref: str, key: str, content: str, digest: str, sequence: int) -> None:
         self.ref = ref
@@ -48,7 +54,6 @@ class _Document:
         self.content = content
         self.digest = digest  # sha256 hex of the content, for an idempotent rewrite
         self.sequence = sequence
-        self.terms = _terms(content)
         # Results are frozen records: one readback object serves every read.
         self.readback = ReadResult(ref=ref, found=True, content=content)
         self._hits: dict[int, SearchHit] = {}
@@ -104,12 +109,12 @@ class _Space:
         self.last_written: int | None = None
         self._rebalance_at = _COMMON_FROM
 
-    def add(self, document: _Document) -> None:
+    def add(self, document: _Document, terms: frozenset[str]) -> None:
+        """Store ``document`` and index its ``terms`` (``_terms`` of its content)."""
         self.documents[document.ref] = document
         self.by_key[document.key] = document
         self.by_sequence[document.sequence] = document
         sequence = document.sequence
-        terms = document.terms
         common = self.common
         if common:
             missing = common - terms
@@ -161,13 +166,14 @@ class _Space:
         del self.by_key[document.key]
         postings = self.postings
         common = self.common
-        for term in document.terms:
+        terms = _terms(document.content)
+        for term in terms:
             holders = postings.get(term)
             if holders is not None:
                 holders.discard(sequence)
                 if not holders:
                     del postings[term]
-        for term in common - document.terms:
+        for term in common - terms:
             self.absent[term].discard(sequence)
         if self.last_written == sequence:
             self.last_written = None

@@ -79,6 +79,7 @@ from reward_memory.testing._memory_index import (
     _Document,
     _query_terms,
     _Space,
+    _terms,
 )
 
 __all__ = ["Faults", "InMemoryProvider", "Operation", "ProviderCall"]
@@ -327,6 +328,7 @@ class InMemoryProvider:
         digest = hashlib.sha256(data).hexdigest()
         # Tokenised outside the lock: other threads' calls need not wait for it.
         document = _Document(ref=ref, key=key, content=content, digest=digest, sequence=0)
+        terms = _terms(content)
         with self._lock:
             space = self._spaces.get(scope)
             if space is None:
@@ -341,7 +343,7 @@ class InMemoryProvider:
                 )
             self._sequence += 1
             document.sequence = self._sequence
-            space.add(document)
+            space.add(document, terms)
         return WriteResult(ref=ref, status="created", content_sha256=digest)
 
     def read_key(
