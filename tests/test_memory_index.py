@@ -86,6 +86,28 @@ def test_handover_keeps_the_index_independent() -> None:
     assert successor.read_key(scope=SCOPE, key="doc-1").content == "alpha beta"
 
 
+def test_a_handed_over_provider_refuses_every_change_and_keeps_nothing() -> None:
+    """The documents move to the successor (no copy): the closed object cannot touch them."""
+    provider = InMemoryProvider()
+    written = provider.write(scope=SCOPE, key="doc-1", content="alpha beta")
+    successor = provider.handover()
+    with pytest.raises(ProviderUnavailable):
+        provider.write(scope=SCOPE, key="doc-2", content="alpha gamma")
+    with pytest.raises(ProviderUnavailable):
+        provider.delete(scope=SCOPE, ref=written.ref)
+    with pytest.raises(ProviderUnavailable):
+        provider.read(scope=SCOPE, ref=written.ref)
+    with pytest.raises(ProviderUnavailable):
+        provider.search(scope=SCOPE, query="alpha", limit=5)
+    provider.clear()  # the closed object's own (empty) state only
+    assert successor.read(scope=SCOPE, ref=written.ref).content == "alpha beta"
+    assert [hit.ref for hit in successor.search(scope=SCOPE, query="alpha", limit=5).hits] == [
+        written.ref
+    ]
+    assert successor.delete(scope=SCOPE, ref=written.ref).deleted
+    assert not successor.search(scope=SCOPE, query="alpha", limit=5).hits
+
+
 _VOCABULARY = ("alpha", "beta", "gamma", "delta", "common", "field", "rare")
 
 

@@ -142,21 +142,6 @@ class _Space:
             if held:
                 postings[term] = set(held)
 
-    def copy(self) -> _Space:
-        """An independent space over the same (never changed) documents."""
-        copied = _Space()
-        copied.documents = dict(self.documents)
-        copied.by_key = dict(self.by_key)
-        copied.by_sequence = dict(self.by_sequence)
-        copied.postings = defaultdict(
-            set, {term: set(held) for term, held in self.postings.items()}
-        )
-        copied.common = set(self.common)
-        copied.absent = {term: set(lacking) for term, lacking in self.absent.items()}
-        copied.last_written = self.last_written
-        copied._rebalance_at = self._rebalance_at
-        return copied
-
     def remove(self, ref: str) -> _Document | None:
         document = self.documents.pop(ref, None)
         if document is None:
@@ -167,7 +152,8 @@ class _Space:
         postings = self.postings
         common = self.common
         terms = _terms(document.content)
-        for term in terms:
+        # A common term it holds has no postings (its holders are everyone but the absent).
+        for term in terms - common if common else terms:
             holders = postings.get(term)
             if holders is not None:
                 holders.discard(sequence)

@@ -298,9 +298,11 @@ class InMemoryProvider:
         with self._lock:
             successor._faults = self._faults
             successor._sequence = self._sequence
-            for scope, space in self._spaces.items():
-                # Documents are never changed after a write: the new store shares them.
-                successor._spaces[scope] = space.copy()
+            # Handed over, not copied: this object is closed in the same critical
+            # section, and every write or delete re-checks that under the lock, so
+            # nothing can change the spaces through it any more.
+            successor._spaces, self._spaces = self._spaces, {}
+            self._hot = (None, None)
             self._closed = True
         return successor
 
@@ -330,6 +332,7 @@ class InMemoryProvider:
         document = _Document(ref=ref, key=key, content=content, digest=digest, sequence=0)
         terms = _terms(content)
         with self._lock:
+            self._refuse_if_closed()  # closed (handed over) since _enter: its spaces are gone
             space = self._spaces.get(scope)
             if space is None:
                 space = self._spaces[scope] = _Space()
@@ -413,6 +416,7 @@ class InMemoryProvider:
         ref = check_token_memo(ref, "$.ref")
         self._enter(timeout)
         with self._lock:
+            self._refuse_if_closed()
             space = self._spaces.get(scope)
             removed = None if space is None else space.remove(ref)
         return DeleteResult(ref=ref, deleted=removed is not None)
@@ -451,6 +455,10 @@ class InMemoryProvider:
             if space is not None:
                 self._hot = (scope, space)
         return space
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise ProviderUnavailable("the in-memory provider is closed")
 
     def _enter(self, timeout: object) -> Faults:
         """Apply the fault switches to one call (after its arguments were checked)."""
