@@ -99,3 +99,32 @@ def test_the_proxy_is_an_spi_provider() -> None:
     proxy = CountingProvider(InMemoryProvider())
     assert isinstance(proxy, Provider)
     assert proxy.provider_id == "memory"
+
+
+def test_the_counting_proxy_offers_read_key_exactly_when_the_provider_has_it() -> None:
+    """The proxy is transparent: the optional capability passes through, counted as a read."""
+    inner = InMemoryProvider()
+    written = inner.write(scope=SCOPE, key="a.json", content="alpha policy text")
+    proxy = CountingProvider(inner)
+    proxy.enter("case")
+    read = proxy.read_key(scope=SCOPE, key="a.json", timeout=5)
+    assert (read.ref, read.content) == (written.ref, "alpha policy text")
+    assert (proxy.meters["case"].calls, proxy.meters["case"].writes) == (1, 0)
+
+    class SpiOnly:
+        provider_id = "spi-only"
+
+        def read(self, **kwargs: object) -> object:  # pragma: no cover - never called
+            raise AssertionError
+
+    assert not hasattr(CountingProvider(SpiOnly()), "read_key")  # type: ignore[arg-type]
+    assert not hasattr(proxy, "write_many")  # nothing else is invented
+
+
+def test_the_counting_proxy_counts_a_failing_read_key() -> None:
+    inner = InMemoryProvider()
+    proxy = CountingProvider(inner)
+    inner.close()
+    with pytest.raises(ProviderUnavailable):
+        proxy.read_key(scope=SCOPE, key="a.json")
+    assert proxy.meters["fixture"].failures == 1

@@ -6,7 +6,8 @@ current *phase*: ``fixture`` (seeding the store and cleaning it up: the corpus
 owner's writes) or ``case`` (the evaluated recall, application, adapter and
 route operations). The release gate counts only the ``case`` writes; the
 fixture's are reported apart. Writes are ``write`` and ``delete`` calls (a
-delete changes the store too); ``storage_write_bytes`` is the UTF-8 size of the
+delete changes the store too); the optional ``read_key`` is offered exactly when
+the provider behind has it, and counts as a read; ``storage_write_bytes`` is the UTF-8 size of the
 content passed to ``write``. A call counts when it is made, whether it succeeds
 or raises; a call that raises (``ProviderUnavailable`` or anything else) is
 also counted in ``failures``.
@@ -17,13 +18,16 @@ store (the counts carry on), so the cases after a restart use the new object.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Literal
+import functools
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
 from reward_memory.providers.spi import SPI_VERSION
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from reward_memory.providers.spi import (
         DeleteResult,
         Inventory,
@@ -108,6 +112,33 @@ class CountingProvider:
         meter = self._count()
         try:
             return self._inner.read(scope=scope, ref=ref, timeout=timeout)
+        except Exception:
+            meter.failures += 1
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        # The SPI's optional capability (``read_key``) exactly when the provider
+        # calls go to has it, counted as the read it is: hiding it would bill the
+        # cases for the SPI-only way round (a search) that no real caller of this
+        # provider takes. Any other missing attribute stays missing.
+        if name != "read_key":
+            raise AttributeError(name)
+        inner = getattr(self._inner, "read_key", None)
+        if inner is None:
+            raise AttributeError(name)
+        return functools.partial(self._read_key, inner)
+
+    def _read_key(
+        self,
+        inner: Callable[..., ReadResult],
+        *,
+        scope: ProviderScope,
+        key: str,
+        timeout: float | None = None,
+    ) -> ReadResult:
+        meter = self._count()
+        try:
+            return inner(scope=scope, key=key, timeout=timeout)
         except Exception:
             meter.failures += 1
             raise
