@@ -20,6 +20,13 @@ Rows (medians; ``wall`` is ``time.perf_counter``, ``cpu`` the calling thread's
 - ``replay, memory`` / ``replay, sqlite``: the same event again (``deduplicated``:
   the write is ``unchanged``), i.e. the warm path.
 - ``dry run (planned)``: no provider call.
+- with ``--stages``: where one fresh memory ingest spends its time, on a new
+  store. ``stage: <name>`` is the median per call of the time inside one of the
+  disjoint stages (the library seams the loop runs, and each provider
+  operation); ``stage: rest of the library`` is what the call spends outside
+  all of them (the receipt, the loop's own checks, the clocks themselves).
+  Wall time (``perf_counter_ns``): the thread's CPU clock is a system call
+  here, about 1 us, which would bill the stages for their own clocks.
 
 Nothing is cached across calls that a later call could reuse: every fresh event
 is a new candidate, record, target and readback, with its own first-observation
@@ -197,6 +204,112 @@ def run(
     return samples, cpu
 
 
+# The disjoint stages of one executed ingest: (module, function) pairs looked up at
+# call time by the ingest loop, so wrapping the module attribute times each call.
+_STAGES: tuple[tuple[str, str], ...] = (
+    ("reward_memory.ingestion", "_event_proposal"),
+    ("reward_memory.ingestion", "_ask_authority"),
+    ("reward_memory.ingestion", "propose"),
+    ("reward_memory.ingestion", "standing_policy_reasons"),
+    ("reward_memory.ingestion", "_activate"),
+    ("reward_memory.ingestion", "canonical_text"),
+    ("reward_memory._ingest_provider", "verification_request"),
+    ("reward_memory.guarded_recall", "build_recall_request"),
+    ("reward_memory._recall.execution", "execute"),
+)
+_PROVIDER_CALLS: tuple[str, ...] = ("write", "read_key", "read", "search")
+
+
+def stage_rows(calls: int) -> list[dict[str, Any]]:
+    """Medians of the time inside each stage of a fresh memory ingest (see the docs)."""
+    import importlib
+
+    spent: dict[str, int] = {}
+    inside_execute = [False]
+
+    def clocked(name: str, function: Any, *, provider: bool = False) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter_ns()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                took = time.perf_counter_ns() - start
+                spent[name] = spent.get(name, 0) + took
+                if provider and inside_execute[0]:  # billed to the provider, not to execute
+                    key = "recall execute (library part)"
+                    spent[key] = spent.get(key, 0) - took
+
+        return call
+
+    originals = []
+    for module_name, attribute in _STAGES:
+        module = importlib.import_module(module_name)
+        original = getattr(module, attribute)
+        originals.append((module, attribute, original))
+        if attribute == "execute":
+            timed_execute = clocked("recall execute (library part)", original)
+
+            def execute(*args: Any, _timed: Any = timed_execute, **kwargs: Any) -> Any:
+                inside_execute[0] = True
+                try:
+                    return _timed(*args, **kwargs)
+                finally:
+                    inside_execute[0] = False
+
+            setattr(module, attribute, execute)
+        else:
+            setattr(module, attribute, clocked(attribute, original))
+    provider = get_provider("memory://")
+    for operation in _PROVIDER_CALLS:
+        setattr(
+            provider,
+            operation,
+            clocked(f"provider {operation}", getattr(provider, operation), provider=True),
+        )
+    per_stage: dict[str, list[float]] = {}
+    totals: list[float] = []
+    try:
+        run(provider, "memory", events(200, "stages-warm"))
+        declared = corpus("memory")
+        binding = ProviderBinding(
+            corpus_id="issue_fix_policies",
+            provider_id="memory",
+            namespace="reward_memory",
+            scope_ref=SCOPE_REF,
+        )
+        for event, observed_at in zip(events(calls, "stages"), observations(calls), strict=True):
+            spent.clear()
+            start = time.perf_counter_ns()
+            receipt = ingest(
+                event,
+                adapter="issue_fix",
+                corpus=declared,
+                standing_policy=POLICY,
+                binding=binding,
+                provider=provider,
+                authority=AUTHORITY,
+                observed_at=observed_at,
+                execute=True,
+                now=NOW,
+            )
+            total = time.perf_counter_ns() - start
+            if receipt.status != "activated":
+                raise SystemExit(f"unexpected status {receipt.status}")
+            totals.append(total / 1e9)
+            for name, took in spent.items():
+                per_stage.setdefault(name, []).append(took / 1e9)
+            per_stage.setdefault("rest of the library", []).append(
+                (total - sum(spent.values())) / 1e9
+            )
+    finally:
+        for module, attribute, original in originals:
+            setattr(module, attribute, original)
+    rows = [{"what": "stage: the whole call (clocked)", "value": median_us(totals), "unit": "us"}]
+    for name, samples in sorted(per_stage.items(), key=lambda item: -statistics.median(item[1])):
+        rows.append({"what": f"stage: {name}", "value": median_us(samples), "unit": "us"})
+    return rows
+
+
 def median_us(samples: list[float]) -> float:
     return statistics.median(samples) * 1e6
 
@@ -204,6 +317,9 @@ def median_us(samples: list[float]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument(
+        "--stages", action="store_true", help="also time each stage of a fresh memory ingest"
+    )
     args = parser.parse_args()
     rows = []
 
@@ -229,6 +345,8 @@ def main() -> int:
             add(f"replay, {provider_id}", replay)
             provider.close()
     add("dry run (planned)", run(None, "memory", events(args.calls, "dry"), execute=False))
+    if args.stages:
+        rows.extend(stage_rows(args.calls))
     return report(
         "ingest",
         rows,
