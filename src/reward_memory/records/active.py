@@ -98,11 +98,6 @@ def _plain_ref(corpus_id: str, candidate_ref: str) -> str:
     return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
 
 
-# A record's own ref: its fields are checked before its ``__attrs_post_init__``
-# derives it (attrs validates first; so does the one-pass builder), so the
-# grammar test of record_ref_of is skipped (recall derives it for every record
-# it reads for the first time).
-_derived_ref: Final = functools.lru_cache(maxsize=4096)(_plain_ref)
 
 
 def _text(limit: int) -> Any:
@@ -163,7 +158,10 @@ class ActiveRecord:
     external_writes_performed: Literal[False] = f.const(False)
 
     def __attrs_post_init__(self) -> None:
-        ref = _derived_ref(self.corpus_id, self.candidate_ref)
+        # Its fields are checked before this runs (attrs validates first; so does the
+        # one-pass builder): record_ref_of's grammar test is not needed, nor a memo
+        # (a record read for the first time is a miss; measured: no gain).
+        ref = _plain_ref(self.corpus_id, self.candidate_ref)
         if type(self.record_ref) is not str:
             raise RecordValidationError(
                 "must be a record ref (a string)", path="$.record_ref", code="wrong_type"
