@@ -7,10 +7,10 @@ owner's writes) or ``case`` (the evaluated recall, application, adapter and
 route operations). The release gate counts only the ``case`` writes; the
 fixture's are reported apart. Writes are ``write`` and ``delete`` calls (a
 delete changes the store too); the optional ``read_key`` is offered exactly when
-the provider behind has it, and counts as a read; ``storage_write_bytes`` is the UTF-8 size of the
-content passed to ``write``. A call counts when it is made, whether it succeeds
-or raises; a call that raises (``ProviderUnavailable`` or anything else) is
-also counted in ``failures``.
+the provider behind the proxy has it, and counts as a read. ``storage_write_bytes``
+is the UTF-8 size of the content passed to ``write``. A call counts when it is
+made, whether it succeeds or raises; a call that raises (``ProviderUnavailable``
+or anything else) is also counted in ``failures``.
 
 ``restart`` swaps the provider behind the proxy for a new object over the same
 store (the counts carry on), so the cases after a restart use the new object.

@@ -98,8 +98,6 @@ def _plain_ref(corpus_id: str, candidate_ref: str) -> str:
     return "record:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:REF_HEX_LENGTH]
 
 
-
-
 def _text(limit: int) -> Any:
     """:func:`_fields.text`, memoised: activation copies text the candidate already checked."""
 
