@@ -51,7 +51,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from _util import report
@@ -74,6 +74,9 @@ from reward_memory.records.corpus import (
 )
 from reward_memory.records.recall import ProviderBinding
 from reward_memory.records.standing_policy import PolicyScope, StandingPolicy
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NOW = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 OBSERVED = "2026-11-01T12:00:00Z"
@@ -171,7 +174,9 @@ def run(
     *,
     execute: bool = True,
     fresh: bool = True,
+    each: Callable[[float], None] | None = None,
 ) -> tuple[list[float], list[float]]:
+    """Ingest every item; (wall, cpu) seconds per call. ``each(wall)`` runs after each call."""
     declared = corpus(provider_id)
     binding = ProviderBinding(
         corpus_id="issue_fix_policies",
@@ -201,6 +206,8 @@ def run(
         samples.append(time.perf_counter() - start)
         if receipt.status != expected:
             raise SystemExit(f"unexpected status {receipt.status}: {receipt.reason_codes}")
+        if each is not None:
+            each(samples[-1])
     return samples, cpu
 
 
@@ -267,40 +274,17 @@ def stage_rows(calls: int) -> list[dict[str, Any]]:
             clocked(f"provider {operation}", getattr(provider, operation), provider=True),
         )
     per_stage: dict[str, list[float]] = {}
-    totals: list[float] = []
+
+    def settle(wall: float) -> None:  # after each call: its stages, then a clean slate
+        for name, took in spent.items():
+            per_stage.setdefault(name, []).append(took / 1e9)
+        per_stage.setdefault("rest of the library", []).append(wall - sum(spent.values()) / 1e9)
+        spent.clear()
+
     try:
         run(provider, "memory", events(200, "stages-warm"))
-        declared = corpus("memory")
-        binding = ProviderBinding(
-            corpus_id="issue_fix_policies",
-            provider_id="memory",
-            namespace="reward_memory",
-            scope_ref=SCOPE_REF,
-        )
-        for event, observed_at in zip(events(calls, "stages"), observations(calls), strict=True):
-            spent.clear()
-            start = time.perf_counter_ns()
-            receipt = ingest(
-                event,
-                adapter="issue_fix",
-                corpus=declared,
-                standing_policy=POLICY,
-                binding=binding,
-                provider=provider,
-                authority=AUTHORITY,
-                observed_at=observed_at,
-                execute=True,
-                now=NOW,
-            )
-            total = time.perf_counter_ns() - start
-            if receipt.status != "activated":
-                raise SystemExit(f"unexpected status {receipt.status}")
-            totals.append(total / 1e9)
-            for name, took in spent.items():
-                per_stage.setdefault(name, []).append(took / 1e9)
-            per_stage.setdefault("rest of the library", []).append(
-                (total - sum(spent.values())) / 1e9
-            )
+        spent.clear()
+        totals, _ = run(provider, "memory", events(calls, "stages"), each=settle)
     finally:
         for module, attribute, original in originals:
             setattr(module, attribute, original)
