@@ -28,7 +28,7 @@ from reward_memory.providers.spi import (
     check_limit,
     check_query,
 )
-from reward_memory_openviking._layout import REF_PREFIX, parse_ref
+from reward_memory_openviking._layout import REF_PREFIX
 from reward_memory_openviking._options import Options, build_options, options_from_url
 from reward_memory_openviking._protocol import (
     PROVIDER_ID,
@@ -39,7 +39,12 @@ from reward_memory_openviking._protocol import (
     Protocol,
     Reply,
 )
-from reward_memory_openviking.provider import _transport_error, check_call_arguments, searchable
+from reward_memory_openviking.provider import (
+    _transport_error,
+    check_call_arguments,
+    check_ref,
+    searchable,
+)
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -118,10 +123,7 @@ class AsyncOpenVikingProvider:
         self, *, scope: ProviderScope, ref: str, timeout: float | None = None
     ) -> ReadResult:
         scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
-        # One of our refs is a valid token by construction: the full check is for others.
-        ref_hex = parse_ref(ref) if type(ref) is str else None
-        if ref_hex is None:
-            ref = check_token(ref, "$.ref")
+        ref, ref_hex = check_ref(ref)
         layout = self._protocol.layout(scope)
         deadline = Deadline(seconds, "read")
         if ref_hex is None:
@@ -156,10 +158,7 @@ class AsyncOpenVikingProvider:
         self, *, scope: ProviderScope, ref: str, timeout: float | None = None
     ) -> DeleteResult:
         scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
-        # One of our refs is a valid token by construction: the full check is for others.
-        ref_hex = parse_ref(ref) if type(ref) is str else None
-        if ref_hex is None:
-            ref = check_token(ref, "$.ref")
+        ref, ref_hex = check_ref(ref)
         layout = self._protocol.layout(scope)
         deadline = Deadline(seconds, "delete")
         if ref_hex is None:

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-__all__ = ["OpenVikingProvider", "check_call_arguments", "searchable"]
+__all__ = ["OpenVikingProvider", "check_call_arguments", "check_ref", "searchable"]
 
 _NO_HITS = SearchResult()
 
@@ -80,6 +80,17 @@ def searchable(query: str) -> bool:
     punctuation characters would "match" the whole scope; it finds nothing instead.
     """
     return any(ch.isalnum() for ch in query)
+
+
+def check_ref(ref: object) -> tuple[str, str | None]:
+    """The checked ref and its digest hex when it is one of this provider's refs (else None).
+
+    One of our refs is a valid token by construction: the full check is for others.
+    """
+    ref_hex = parse_ref(ref) if type(ref) is str else None
+    if ref_hex is None:
+        return check_token(ref, "$.ref"), None
+    return ref, ref_hex  # type: ignore[return-value]  # parse_ref accepted a str
 
 
 def check_call_arguments(scope: object, timeout: object, default: float) -> tuple[Any, float]:
@@ -247,10 +258,7 @@ class OpenVikingProvider:
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
         """Return exactly what was written under ``ref`` in ``scope``, or not found."""
         scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
-        # One of our refs is a valid token by construction: the full check is for others.
-        ref_hex = parse_ref(ref) if type(ref) is str else None
-        if ref_hex is None:
-            ref = check_token(ref, "$.ref")
+        ref, ref_hex = check_ref(ref)
         layout = self._protocol.layout(scope)
         deadline = Deadline(seconds, "read")
         if ref_hex is None:
@@ -291,10 +299,7 @@ class OpenVikingProvider:
     ) -> DeleteResult:
         """Remove ``ref`` (and its index entries); a missing ref gives ``deleted=False``."""
         scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
-        # One of our refs is a valid token by construction: the full check is for others.
-        ref_hex = parse_ref(ref) if type(ref) is str else None
-        if ref_hex is None:
-            ref = check_token(ref, "$.ref")
+        ref, ref_hex = check_ref(ref)
         layout = self._protocol.layout(scope)
         deadline = Deadline(seconds, "delete")
         if ref_hex is None:
