@@ -14,8 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +21,7 @@ import pytest
 
 import reward_memory
 import reward_memory.providers
+from _clean_venv import install_declared, new_venv, pip
 from _distributions import DATA, GOOD_PROVIDER, Distributions, distributions
 from reward_memory.errors import (
     ProviderConfigError,
@@ -434,17 +433,6 @@ def test_identical_registrations_are_one_entry() -> None:
 # -- a third-party distribution in a fresh virtual environment --------------------------
 
 
-def _pip(*args: str, python: Path | None = None) -> subprocess.CompletedProcess[str]:
-    target = ["--python", str(python)] if python is not None else []
-    return subprocess.run(
-        [sys.executable, "-m", "pip", *target, "--disable-pip-version-check", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-
-
 _VENV_PROBE = """
 import json, sys
 import reward_memory
@@ -480,7 +468,7 @@ def test_thirdparty_provider_in_a_fresh_venv_is_found_through_its_entry_point(
     source = tmp_path / "thirdparty_provider"
     shutil.copytree(DATA / "thirdparty_provider", source)
     wheels = tmp_path / "wheels"
-    built = _pip(
+    built = pip(
         "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w", str(wheels),
         str(ROOT), str(source),
     )  # fmt: skip
@@ -488,29 +476,13 @@ def test_thirdparty_provider_in_a_fresh_venv_is_found_through_its_entry_point(
     assert len(list(wheels.glob("*.whl"))) == 2
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    installed = _pip(
+    python = new_venv(venv)
+    installed = pip(
         "install", "--no-deps", "--no-index", *map(str, wheels.glob("*.whl")), python=python
     )
     assert installed.returncode == 0, installed.stderr[-2000:]
-    # The runtime dependencies exactly as the distribution declares them (a new one
-    # would otherwise pass here only while this environment happens to lend it).
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    deps = _pip("install", *declared, python=python)
-    if deps.returncode != 0:
-        # Offline: borrow the runtime dependencies from this environment's site-packages.
-        # Only a path is added (no .pth there is processed), so reward-memory itself
-        # still comes from the wheel just installed.
-        purelib = Path(
-            subprocess.run(
-                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                capture_output=True, text=True, check=True,
-            ).stdout.strip()
-        )  # fmt: skip
-        (purelib / "_rm_borrowed_deps.pth").write_text(
-            sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
-        )
+    # The runtime dependencies exactly as the distribution declares them.
+    install_declared(python, ROOT / "pyproject.toml")
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     result = subprocess.run(

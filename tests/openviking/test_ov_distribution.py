@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import sysconfig
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 from _server import LocalOpenViking, Tenant
+
+from _clean_venv import install_declared, new_venv, pip
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,23 +43,12 @@ print(json.dumps({
 """
 
 
-def _pip(*args: str, python: Path | None = None) -> subprocess.CompletedProcess[str]:
-    target = ["--python", str(python)] if python is not None else []
-    return subprocess.run(
-        [sys.executable, "-m", "pip", *target, "--disable-pip-version-check", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-
-
 @pytest.mark.slow
 def test_both_wheels_install_into_a_clean_venv(
     tmp_path: Path, openviking: LocalOpenViking, fresh_tenant: Tenant
 ) -> None:
     wheels = tmp_path / "wheels"
-    built = _pip(
+    built = pip(
         "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w", str(wheels),
         str(ROOT), str(ROOT / "openviking"),
     )  # fmt: skip
@@ -81,33 +69,13 @@ def test_both_wheels_install_into_a_clean_venv(
     assert "Requires-Dist: reward-memory" in metadata
     assert "Requires-Dist: httpx" in metadata
 
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    installed = _pip(
+    python = new_venv(tmp_path / "venv")
+    installed = pip(
         "install", "--no-deps", "--no-index", *map(str, wheels.glob("*.whl")), python=python
     )
     assert installed.returncode == 0, installed.stderr[-2000:]
     # Both distributions' runtime dependencies as declared (reward-memory itself is the wheel).
-    declared = [
-        requirement
-        for pyproject in (ROOT / "pyproject.toml", ROOT / "openviking" / "pyproject.toml")
-        for requirement in tomllib.loads(pyproject.read_text())["project"]["dependencies"]
-        if not requirement.startswith("reward-memory")
-    ]
-    deps = _pip("install", *declared, python=python)
-    if deps.returncode != 0:
-        # Offline: borrow the runtime dependencies from this environment's site-packages
-        # (a plain path: no .pth there runs), so both packages still come from the wheels.
-        purelib = Path(
-            subprocess.run(
-                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                capture_output=True, text=True, check=True,
-            ).stdout.strip()
-        )  # fmt: skip
-        (purelib / "_rm_borrowed_deps.pth").write_text(
-            sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
-        )
+    install_declared(python, ROOT / "pyproject.toml", ROOT / "openviking" / "pyproject.toml")
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["RM_PROBE_KEY"] = fresh_tenant.key
