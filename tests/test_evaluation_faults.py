@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
+from _spi_only import SpiOnly
 from reward_memory.evaluation import application_cases, cases, context, evaluate
 from reward_memory.evaluation.fixture import FixtureModel
 from reward_memory.providers.spi import ProviderScope
@@ -99,32 +100,14 @@ def test_a_lagging_index_fails_restart_survival() -> None:
     assert "case_failed:compact_restart_survival" in result.release_gate.reason_codes
 
 
-class _NoRestart:
+class _NoRestart(SpiOnly):
     """An SPI provider that cannot be restarted (no handover, no URL)."""
 
     provider_id = "memory"
     spi_version = 1
 
     def __init__(self) -> None:
-        self._inner = InMemoryProvider()
-
-    def write(self, **kwargs: Any) -> Any:
-        return self._inner.write(**kwargs)
-
-    def read(self, **kwargs: Any) -> Any:
-        return self._inner.read(**kwargs)
-
-    def search(self, **kwargs: Any) -> Any:
-        return self._inner.search(**kwargs)
-
-    def delete(self, **kwargs: Any) -> Any:
-        return self._inner.delete(**kwargs)
-
-    def inventory(self, **kwargs: Any) -> Any:
-        return self._inner.inventory(**kwargs)
-
-    def close(self) -> None:
-        self._inner.close()
+        super().__init__(InMemoryProvider())
 
 
 def test_restart_survival_needs_a_real_restart() -> None:

@@ -29,6 +29,7 @@ from tests._operator_support import (
     stored_record,
 )
 
+from _spi_only import SpiOnly
 from reward_memory import schemas, wire
 from reward_memory._operator_provider import closed_content, closed_key
 from reward_memory.errors import ProviderUnavailable
@@ -149,38 +150,11 @@ def test_other_events_still_activate_beside_a_closed_record(provider: Any) -> No
     assert other.status == "activated"
 
 
-class _Delegating:
-    """A provider with the SPI operations only (no ``read_key``): the fallback path."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.provider_id = inner.provider_id
-        self.spi_version = inner.spi_version
-
-    def write(self, **kwargs: Any) -> Any:
-        return self._inner.write(**kwargs)
-
-    def read(self, **kwargs: Any) -> Any:
-        return self._inner.read(**kwargs)
-
-    def search(self, **kwargs: Any) -> Any:
-        return self._inner.search(**kwargs)
-
-    def delete(self, **kwargs: Any) -> Any:
-        return self._inner.delete(**kwargs)
-
-    def inventory(self, **kwargs: Any) -> Any:
-        return self._inner.inventory(**kwargs)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
 @pytest.mark.parametrize("action", ACTIONS)
 def test_without_read_key_the_spi_search_finds_the_control(provider: Any, action: str) -> None:
     """A third-party provider without the optional capability: the locate search
     finds the revocation record, the tombstone or the retired copy."""
-    spi_only = _Delegating(provider)
+    spi_only = SpiOnly(provider)
     assert not hasattr(spi_only, "read_key")
     fresh = _ingest(provider, via=spi_only)
     assert fresh.status == "activated"  # an open record is not refused
