@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.digests import canonical_json, short_digest
 from reward_memory.providers.spi import MAX_SEARCH_LIMIT
 from reward_memory.records._plain import to_plain
@@ -44,7 +45,7 @@ _CONTROL_KINDS: Final = {
 }
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Outcome:
     """What executing a control did (the receipt's provider fields)."""
 
@@ -55,7 +56,7 @@ class Outcome:
     calls: int = 0
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Located:
     """One document in the corpus scope that belongs to the record.
 
@@ -362,7 +363,7 @@ def _write_marker(
     return ref, status == "created", ""
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class _Verify:
     action: str
     record: ActiveRecord
@@ -438,7 +439,7 @@ def _unverified(reason: str, performed: bool, deleted: int, calls: int) -> Outco
     )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class _Slot:
     ref: str | None = None
     reason: str | None = None

@@ -30,9 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import attrs
-
 from reward_memory._activation_registry import DEFAULT_ACTIVATION_PATH, config_root
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.activation_registry import (
     ActivationGoal,
@@ -132,7 +131,7 @@ def load_experiment_config(
     return wire.structure(data, ExperimentConfig)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusRoute:
     """One configured corpus as the seams need it: declaration, standing policy, binding."""
 
@@ -146,7 +145,7 @@ class CorpusRoute:
         return self.corpus.corpus_id
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SurfaceRoute:
     """A surface resolved from the config: its corpora in recall order, its ingest corpus."""
 
@@ -157,7 +156,7 @@ class SurfaceRoute:
     ingest: CorpusRoute
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ExperimentRuntime:
     """A resolved experiment: available (with its config), or unavailable with a reason.
 

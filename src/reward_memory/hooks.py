@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Final, Union
 
 import attrs
 
+from reward_memory._frozen import frozen
+
 # The ingest hook lives in its own module; it is part of this module's surface.
 # The ingest hook lives in its own module and is part of this module's surface.
 from reward_memory._ingest_hook import ABSENT_PROVIDER as _ABSENT
@@ -107,7 +109,7 @@ Checkpoints = (
 Providers = Union["Provider", Mapping[str, "Provider"], None]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallContext:
     """What the caller observes at the boundary, now: identities, freshness, conflict state.
 
@@ -158,7 +160,7 @@ class RecallContext:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallOutcome:
     """What a walk gives the caller: the output to use, the hook packet, the application.
 

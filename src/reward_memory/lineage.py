@@ -29,8 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.active import ActiveRecord, record_ref_of
 from reward_memory.records.explain import ExplainLink, Explanation, LinkStage, LinkStatus
@@ -45,7 +44,7 @@ __all__ = ["Check", "Planned", "explain", "register_explainer"]
 _MAX_RESULTS: Final = 20  # 3 links each, under the packet's 64
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Check:
     """An active-record link to check: which record, in which corpus."""
 
@@ -54,7 +53,7 @@ class Check:
     candidate_ref: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Planned:
     """One link as the receipt states it: fixed (``status``) or to be checked (``check``).
 

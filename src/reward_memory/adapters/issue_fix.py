@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.adapters._proposal import event_proposal
 from reward_memory.candidates import propose
 from reward_memory.records import _fields as f
@@ -61,7 +62,7 @@ ISSUE_FIX_EVENT_SCHEMA: Final = "issue_fix_reward_memory_event_v0"
 ISSUE_FIX_ADAPTER_SCHEMA: Final = "issue_fix_reward_memory_candidate_adapter_v0"
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class IssueFixEvent:
     """``issue_fix_reward_memory_event_v0``: a compact, already-distilled Issue Fix event."""
 
@@ -80,7 +81,7 @@ class IssueFixEvent:
     requested_action_scopes: tuple[str, ...] = f.token_list(max_items=12)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class IssueFixCandidateAdapter:
     """``issue_fix_reward_memory_candidate_adapter_v0``: the shared candidate, plus the issue."""
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.adapters._proposal import event_proposal
 from reward_memory.candidates import propose
 from reward_memory.records import _fields as f
@@ -57,7 +58,7 @@ SCOPED_FEEDBACK_EVENT_SCHEMA: Final = "scoped_feedback_reward_memory_event_v0"
 SCOPED_FEEDBACK_ADAPTER_SCHEMA: Final = "scoped_feedback_reward_memory_candidate_adapter_v0"
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ScopedFeedbackEvent:
     """``scoped_feedback_reward_memory_event_v0``: compact feedback about one module surface."""
 
@@ -81,7 +82,7 @@ class ScopedFeedbackEvent:
     requested_action_scopes: tuple[str, ...] = f.token_list(max_items=12)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ScopedFeedbackCandidateAdapter:
     """``scoped_feedback_reward_memory_candidate_adapter_v0``: shared candidate and feedback ref."""
 

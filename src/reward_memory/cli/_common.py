@@ -7,8 +7,7 @@ import re
 import sys
 from typing import Any, Final
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 
 __all__ = [
@@ -71,7 +70,7 @@ _SUMMARY_KEYS: Final = (
 )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Outcome:
     """What a verb produced: the packet, its exit code, and optional extra text lines."""
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.adapters.issue_fix import IssueFixEvent, issue_fix_proposal
 from reward_memory.authority import AuthorityMap
 from reward_memory.digests import short_digest
@@ -160,7 +161,7 @@ def authority_checkpoint(*, actor_ref: str = ACTOR, actor_role: str = ROLE) -> A
     )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Fixture:
     """The records of one evaluation run (its bindings name the run's own namespace)."""
 
@@ -178,7 +179,7 @@ class Fixture:
     observed: Observed
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Observed:
     """The requests and proposals that carry the observation time."""
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.activation import activate, activation_ref_of
 from reward_memory.adapters.issue_fix import issue_fix_proposal
 from reward_memory.candidates import propose, review
@@ -87,7 +88,7 @@ def compact_restart_survival(ctx: Context) -> Check:
     return check
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class LifecycleSeeds:
     """What the lifecycle case seeds: the fixture candidate activated in the lifecycle
     corpus, and its superseded and revoked copies, as the corpus owner's write bytes."""

@@ -36,8 +36,7 @@ import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.errors import (
     ProviderConfigError,
     ProviderConflictError,
@@ -91,7 +90,7 @@ _VALUE: Final = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?
 _OPTION_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class _Entry:
     """One entry point, recorded as strings (nothing imported yet)."""
 

@@ -62,8 +62,7 @@ from __future__ import annotations
 import math
 from typing import Final, Literal, Protocol, runtime_checkable
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.records import _fields as f
 
@@ -95,7 +94,7 @@ MAX_CONTENT_BYTES: Final = 4 * 1024 * 1024
 WriteStatus = Literal["created", "unchanged", "conflict"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProviderScope:
     """Where documents live: a namespace, a scope reference, and an optional actor peer.
 
@@ -108,7 +107,7 @@ class ProviderScope:
     actor_peer_id: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class WriteResult:
     """The outcome of :meth:`Provider.write`."""
 
@@ -117,7 +116,7 @@ class WriteResult:
     content_sha256: str
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReadResult:
     """The outcome of :meth:`Provider.read`: the exact content, or not found."""
 
@@ -126,7 +125,7 @@ class ReadResult:
     content: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SearchHit:
     """One ranked search hit: a ref to read back, and a short summary."""
 
@@ -135,14 +134,14 @@ class SearchHit:
     score: float | None = None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SearchResult:
     """The outcome of :meth:`Provider.search`, best first."""
 
     hits: tuple[SearchHit, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DeleteResult:
     """The outcome of :meth:`Provider.delete`."""
 
@@ -150,7 +149,7 @@ class DeleteResult:
     deleted: bool
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Inventory:
     """What a provider can say about one scope without reading its content."""
 

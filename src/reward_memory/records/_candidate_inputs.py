@@ -10,6 +10,7 @@ from typing import ClassVar, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records._candidate_class import (
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateSource:
     """Where the evidence came from: kind, compact reference, actor and the actor's role."""
 
@@ -49,7 +50,7 @@ class CandidateSource:
     actor_role: str = f.token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateReasoning:
     """The model's compact reasoning, and its confidence *with the basis* for it.
 
@@ -62,7 +63,7 @@ class CandidateReasoning:
     confidence_basis: str = text_field(240)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateGuardContext:
     """The caller's current observations the guard needs: freshness, conflicts, artifact proof."""
 
@@ -71,7 +72,7 @@ class CandidateGuardContext:
     current_artifact_verified: bool = f.strict_bool()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Proposal:
     """``reward_memory_candidate_proposal_v0``: a model-proposed compact candidate."""
 
@@ -93,7 +94,7 @@ class Proposal:
     observed_at: str | None = f.optional_timestamp()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class AuthorityCheckpoint:
     """``reward_memory_authority_checkpoint_v0``: authority verified by the caller's own source.
 
@@ -114,7 +115,7 @@ class AuthorityCheckpoint:
 UNVERIFIED_CHECKPOINT: Final = AuthorityCheckpoint(verified=False)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReviewDecision:
     """One review of a candidate (or of a previous review's record).
 

@@ -32,6 +32,7 @@ from typing import Any, Final, TypeVar, cast
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError, join_path
 from reward_memory.records._onepass import all_safe, generate
 
@@ -40,7 +41,7 @@ __all__ = ["as_record", "built", "from_plain", "load_plain", "to_plain"]
 T = TypeVar("T")
 
 
-@attrs.frozen
+@frozen
 class _Plan:
     names: frozenset[str]
     required: frozenset[str]

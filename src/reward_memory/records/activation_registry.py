@@ -21,6 +21,7 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.records import _fields as f
@@ -132,7 +133,7 @@ def _pointer(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     check_config_pointer(value, f"$.{attribute.name}")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ActivationGoal:
     """One goal's opt-in: the two switches, the config pointer, the agent allowlist."""
 
@@ -182,7 +183,7 @@ def _check_goals(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         seen.add(goal.goal_id)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ActivationRegistry:
     """``reward_memory_activation_registry_v0``: the per-goal opt-in file."""
 
@@ -201,7 +202,7 @@ class ActivationRegistry:
         return None
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class GoalSummary:
     """A goal's entry as public packets show it: the pointer only as registered + digest."""
 
@@ -227,7 +228,7 @@ class GoalSummary:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ActivationChange:
     """``reward_memory_activation_change_v0``: a configure preview, or what was written."""
 
@@ -260,7 +261,7 @@ class ActivationChange:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SurfaceProfileSummary:
     """One configured surface, without its corpora's scopes or bindings."""
 
@@ -276,7 +277,7 @@ class SurfaceProfileSummary:
     limit: int = f.integer(minimum=1, maximum=8)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusInventorySummary:
     """What the provider's inventory says about one corpus (counts, never content)."""
 
@@ -287,7 +288,7 @@ class CorpusInventorySummary:
     index_present: bool = f.strict_bool()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProviderHealthSummary:
     """The configured provider's health, corpus by corpus; a failure is a status."""
 
@@ -307,7 +308,7 @@ def _sorted_tokens() -> Any:
     return attrs.field(factory=tuple, converter=attrs.Converter(convert, takes_field=True))
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ExperimentStatus:
     """``reward_memory_experiment_status_v1``: never a path, a scope ref, a binding or a policy."""
 

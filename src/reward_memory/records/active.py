@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.digests import REF_HEX_LENGTH, make_ref
 from reward_memory.errors import InputError, RecordValidationError
 from reward_memory.records import _fields as f
@@ -108,7 +109,7 @@ def _text(limit: int) -> Any:
     return f.tagged("text", limit, converter=converter)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReviewSummary:
     """Who reviewed the candidate, under which review reference, and why (compact)."""
 
@@ -117,7 +118,7 @@ class ReviewSummary:
     reasoning_summary: str = _text(500)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ActivationLineage:
     """How the record became active: always an accepted review of a guard-passed candidate."""
 
@@ -126,7 +127,7 @@ class ActivationLineage:
     review_ref: str = f.token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ActiveRecord:
     """``reward_memory_active_record_v1``: the durable, recallable record."""
 
@@ -193,7 +194,7 @@ class ActiveRecord:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class LegacySource:
     """The v0 record's copied candidate source: kind, ref, actor and (optional) role."""
 
@@ -203,7 +204,7 @@ class LegacySource:
     actor_role: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class LegacyLineage:
     """The v0 activation lineage: an accepted review of a guard-passed candidate, or invalid."""
 
@@ -212,14 +213,14 @@ class LegacyLineage:
     review_ref: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class LegacyPrivacy:
     """The v0 privacy block: only the claim that raw content was not captured (never true)."""
 
     raw_content_captured: Literal[False] = f.const(False)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class LegacyLifecycle:
     """The v0 lifecycle: state, optional expiry, lineage refs.
 
@@ -241,7 +242,7 @@ class LegacyLifecycle:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class LegacyActiveRecord:
     """``reward_memory_active_record_v0`` as the original wrote it (read-only input).
 

@@ -21,8 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final, Literal, get_args
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
@@ -61,7 +60,7 @@ _RECEIPT_FLAGS: Final = (
 )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ModelDecision:
     """A model callback's decision (a typed alternative to returning a mapping).
 
@@ -95,7 +94,7 @@ def _check_digests(value: Any) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ApplicationReceipt:
     """``reward_memory_application_receipt_v0``: what the model did with a recall, compactly."""
 
@@ -167,7 +166,7 @@ class ApplicationReceipt:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ApplicationResult:
     """``reward_memory_application_v0``: the output to use, and the receipt saying why."""
 

@@ -12,13 +12,14 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.records import _fields as f
 from reward_memory.records.envelope import CLASS_IDS, ClassId
 
 __all__ = ["ArchitectureContract", "MemoryClassSpec"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class MemoryClassSpec:
     """One of the five memory classes: purpose, sources, scope floor, authority, lifecycle."""
 
@@ -58,7 +59,7 @@ def _five_classes(
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ArchitectureContract:
     """The Stage-0 classification, precedence, invariants and stage boundaries."""
 

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_corpus_id
 from reward_memory.records import _fields as f
@@ -41,7 +42,7 @@ AUTHORITY_MAP_SCHEMA: Final = "reward_memory_authority_map_v0"
 MAX_GRANTS: Final = 100
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class AuthorityGrant:
     """One verified actor in one role: the exact projects and action scopes it holds."""
 
@@ -62,7 +63,7 @@ def _corpus_ids() -> Any:
     )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReadGrant:
     """One verified reader (an agent id): the exact projects, surfaces and corpora it may read."""
 
@@ -128,7 +129,7 @@ def _read_grants(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         seen.add(grant.reader_ref)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class AuthorityMapFile:
     """``reward_memory_authority_map_v0``: the source ref and its verified grants."""
 

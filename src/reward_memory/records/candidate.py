@@ -53,6 +53,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
@@ -147,7 +148,7 @@ __all__ = [
 # -- the candidate --------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateLifecycle:
     """Where the candidate stands: candidate, active (accepted) or retired (closed).
 
@@ -176,7 +177,7 @@ class CandidateLifecycle:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidatePrivacy:
     """The stated invariant: no raw content was captured."""
 
@@ -186,7 +187,7 @@ class CandidatePrivacy:
 _NO_RAW: Final = CandidatePrivacy()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Candidate:
     """The normalised candidate record (the ``candidate`` of ``reward_memory_candidate_v0``).
 
@@ -310,7 +311,7 @@ _make_candidate: Final = m.trusted(Candidate)
 _FRESH: Final = CandidateLifecycle(state="candidate")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateGuard:
     """The guard's verdict: passed, and every reason code in the fixed order."""
 
@@ -334,7 +335,7 @@ def _decisions(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidatePacket:
     """``reward_memory_candidate_v0``: the guarded candidate (returned even when blocked)."""
 

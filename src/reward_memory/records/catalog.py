@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.records import _fields as f
 
 __all__ = ["SchemaCatalog", "SchemaEntry", "SchemaValidation"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SchemaEntry:
     """One bundled schema: its name (the ``schema_version`` it validates) and ``$id``."""
 
@@ -20,7 +19,7 @@ class SchemaEntry:
     title: str
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SchemaCatalog:
     """``reward-memory schema list``: every bundled packet schema."""
 
@@ -32,7 +31,7 @@ class SchemaCatalog:
     schemas: tuple[SchemaEntry, ...]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SchemaValidation:
     """``reward-memory schema validate FILE``: the packet fits its schema and record model."""
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_digest
 from reward_memory.records import _fields as f
@@ -78,7 +79,7 @@ VISIBILITIES: Final[tuple[str, ...]] = ("private", "workspace", "public_safe")
 _REVISION_MODES: Final = frozenset({"revision_bound", "session_archive_bound"})
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusScope:
     """Where a corpus applies: workspace, project, module surfaces, optional identities."""
 
@@ -90,7 +91,7 @@ class CorpusScope:
     session_ref: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusFreshness:
     """How currency is proven: the mode, and the revision or maximum age it needs."""
 
@@ -113,7 +114,7 @@ class CorpusFreshness:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusLifecycle:
     """Active, superseded or retired, with compact lineage (corpus ids only)."""
 
@@ -166,7 +167,7 @@ class CorpusLifecycle:
         return tuple(refs)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusRetrieval:
     """Which proofs the corpus requires: a derived index, readback, an application receipt."""
 
@@ -175,7 +176,7 @@ class CorpusRetrieval:
     application_receipt_required: bool = f.strict_bool()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusMaintenance:
     """What triggers a writeback, what closes it, and who may retire the corpus."""
 
@@ -197,7 +198,7 @@ def _no_raw_content(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusPrivacy:
     """Visibility, and the stated invariant that no raw content is in the registry."""
 
@@ -211,7 +212,7 @@ def _optional_digest(_: Any, attribute: attrs.Attribute[Any], value: Any) -> Non
         check_digest(value, f"$.{attribute.name}")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusDeclaration:
     """One provider-owned corpus, declared without its content (reference §3.1)."""
 
@@ -249,7 +250,7 @@ def _as_tuple(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ClassCoverage:
     """For each of the five Stage-0 classes, the sorted ids of the corpora holding it."""
 
@@ -270,7 +271,7 @@ class ClassCoverage:
         return cls(**{class_id: tuple(sorted(ids)) for class_id, ids in by_class.items()})
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class MaintenanceContract:
     """The six constant maintenance rules every registry restates."""
 
@@ -294,7 +295,7 @@ class MaintenanceContract:
     )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class OpenVikingAlignment:
     """How OpenViking's concepts map onto the reference corpus families (constant)."""
 
@@ -309,7 +310,7 @@ class OpenVikingAlignment:
     )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProviderAlignment:
     """Provider-specific alignment notes (OpenViking only, for now)."""
 
@@ -385,7 +386,7 @@ def _optional_const(expected: str) -> Any:
     return validate
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusRegistry:
     """The Stage-1 registry packet: a stateless read model, never a memory store."""
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.records import _fields as f
 from reward_memory.records._dogfood_fields import (
     BATCH_SCHEMA,
@@ -103,7 +102,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DogfoodInput:
     """``reward_memory_dogfood_input_v1``: the ``dogfood-evaluate`` input file.
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.records import _fields as f
 from reward_memory.records._dogfood_fields import (
     BATCH_SCHEMA,
@@ -28,7 +29,7 @@ from reward_memory.records.dogfood_receipt import DogfoodReceipt
 # -- batch ----------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ControlSummary:
     """One operator-control receipt as the batch keeps it, and whether it counts."""
 
@@ -51,7 +52,7 @@ class ControlSummary:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class BatchMetrics:
     """Counts and totals over a batch (re-derived from its receipts and controls on load)."""
 
@@ -77,7 +78,7 @@ class BatchMetrics:
     counted_operator_control_count: int = f.integer()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class BatchBoundaries:
     """What a ready batch still does not claim or do."""
 
@@ -178,7 +179,7 @@ def check_unique(
             seen.add(value)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DogfoodBatch:
     """``reward_memory_dogfood_batch_v1``: is a bounded Issue Fix pilot ready to try?
 

@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.digests import make_ref
 from reward_memory.records import _fields as f
 from reward_memory.records._dogfood_fields import (
@@ -42,7 +43,7 @@ from reward_memory.records.utility import UtilityObservation
 # -- observation input --------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ObservedOutcome:
     """The caller's verified real-module outcome (input side)."""
 
@@ -53,7 +54,7 @@ class ObservedOutcome:
     summary: str = f.text(360)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DogfoodCost:
     """What the application cost: wall latency, model tokens, provider calls."""
 
@@ -62,7 +63,7 @@ class DogfoodCost:
     provider_call_count: int = f.integer(maximum=MAX_COUNT)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Intervention:
     """Maintainer interventions: a count, and a compact summary exactly when there were any."""
 
@@ -76,7 +77,7 @@ class Intervention:
             raise bad("no intervention, no summary", "$.summary")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class BotFeedback:
     """Optional compact bot feedback (default: not captured)."""
 
@@ -90,7 +91,7 @@ class BotFeedback:
             raise bad("feedback not captured, no summary", "$.summary")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DogfoodObservation:
     """One compact real-module observation over a Stage-3 application receipt.
 
@@ -113,7 +114,7 @@ class DogfoodObservation:
 # -- receipt --------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ModuleOutcome:
     """The verified module outcome as the receipt keeps it (compact; no artifact copy)."""
 
@@ -123,7 +124,7 @@ class ModuleOutcome:
     summary: str = f.text(360)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Verification:
     """The two verifications a hit or a refute needs."""
 
@@ -131,7 +132,7 @@ class Verification:
     current_artifact_verified: bool = f.strict_bool()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UtilityEvaluation:
     """Whether a utility attribution was requested, and whether it was accepted."""
 
@@ -173,7 +174,7 @@ def _application_receipt_id(_: Any, attribute: attrs.Attribute[Any], value: Any)
         raise bad("must be rma_ and 64 lower-case hex", f"$.{attribute.name}", "invalid_format")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DogfoodReceipt:
     """``reward_memory_dogfood_receipt_v1``: one settled application, derived and compact."""
 

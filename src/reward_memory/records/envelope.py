@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 
@@ -80,7 +81,7 @@ Visibility = Literal["private", "workspace", "public_safe"]
 RetentionClass = Literal["ephemeral", "session_bound", "revision_bound", "durable_until_revoked"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecordSource:
     """Who said it, where, and when: kind, reference, actor (and role), observation time."""
 
@@ -91,7 +92,7 @@ class RecordSource:
     observed_at: str = f.timestamp()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecordScope:
     """Where it applies: workspace/user, project/repository, surfaces, revision and identities."""
 
@@ -104,7 +105,7 @@ class RecordScope:
     session_ref: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecordAuthority:
     """The force a record may have, bound to an independently verified checkpoint.
 
@@ -142,7 +143,7 @@ class RecordAuthority:
                 )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Confidence:
     """Evidence quality with its basis. It never raises authority."""
 
@@ -150,7 +151,7 @@ class Confidence:
     basis: str = f.text(240)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Supersession:
     """Lineage: what this record replaces, and what replaced it."""
 
@@ -158,7 +159,7 @@ class Supersession:
     superseded_by_ref: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Revocation:
     """An explicit, authorised revocation (absent fields: not revoked)."""
 
@@ -167,7 +168,7 @@ class Revocation:
     reason: str | None = f.optional_text(240)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Expiry:
     """When the record stops applying, and why it was retired, if it was."""
 
@@ -175,7 +176,7 @@ class Expiry:
     retired_reason: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Privacy:
     """Visibility, retention class, and the invariant that raw content was not captured."""
 
@@ -262,7 +263,7 @@ def _check_lifecycle(envelope: DurableEnvelope | ActiveRecordLike) -> None:
         raise _inconsistent("a retired record keeps a compact reason", "$.expiry.retired_reason")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class DurableEnvelope:
     """The Stage-0 envelope every durable record carries (reference §2.2, completed).
 

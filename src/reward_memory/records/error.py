@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-import attrs
-
+from reward_memory._frozen import frozen
 from reward_memory.records import _fields as f
 
 __all__ = ["ErrorPacket"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ErrorPacket:
     """A refused request: a stable error code, the field path, a public-safe message.
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.records import _fields as f
@@ -132,7 +133,7 @@ def _evidence(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         _evidence_value(item, f"{path}.{key}")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CaseResult:
     """One contract case: whether it passed, what it measured, its public-safe evidence.
 
@@ -176,7 +177,7 @@ def _case_tuple(value: Iterable[CaseResult]) -> tuple[CaseResult, ...]:
     return value if type(value) is tuple else tuple(value)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class EvaluationMetrics:
     """Sums over the cases (``latency_ms`` is the sum of the per-case latencies)."""
 
@@ -198,7 +199,7 @@ class EvaluationMetrics:
     user_gate_count: int = _count()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class TaskOutcome:
     """Case counts and assertions."""
 
@@ -208,7 +209,7 @@ class TaskOutcome:
     assertion_count: int = _count()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UserExperience:
     """Interruptions and user gates."""
 
@@ -216,7 +217,7 @@ class UserExperience:
     user_gate_count: int = _count()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PerformanceAndCost:
     """Latency, model use, evidence size and provider traffic of the evaluated operations."""
 
@@ -230,14 +231,14 @@ class PerformanceAndCost:
     external_write_count: int = _count()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ApplicationQuality:
     """False applications."""
 
     false_application_count: int = _count()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class EvaluationDimensions:
     """The metrics regrouped (reference §12.3)."""
 
@@ -247,7 +248,7 @@ class EvaluationDimensions:
     application_quality: ApplicationQuality
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class FixtureReport:
     """What seeding the fixture cost, apart from the evaluated operations.
 
@@ -267,7 +268,7 @@ class FixtureReport:
     provider_failure_count: int = _count()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReleaseGate:
     """``reward_memory_release_gate_v0``: ready for bounded dogfood, or hold. Never production."""
 
@@ -299,7 +300,7 @@ class ReleaseGate:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class EvaluationBoundaries:
     """What the evaluated operations did not do (the write flags follow the measured counts)."""
 
@@ -310,7 +311,7 @@ class EvaluationBoundaries:
     new_store_provider_or_scheduler_added: Literal[False] = f.const(False)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Evaluation:
     """``reward_memory_evaluation_v0``: the Stage-4 contract suite over the real core."""
 

@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_corpus_id
 from reward_memory.records import _fields as f
@@ -113,7 +114,7 @@ def _timeout(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusScopeBinding:
     """The exact provider scope of one corpus (and its actor peer, when peer-scoped)."""
 
@@ -124,7 +125,7 @@ class CorpusScopeBinding:
     actor_peer_id: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProjectProviderBinding:
     """The one provider of the project, and an exact scope for each corpus."""
 
@@ -153,7 +154,7 @@ class ProjectProviderBinding:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ConfiguredCorpus:
     """One corpus of the project: its full declaration and its standing policy."""
 
@@ -161,7 +162,7 @@ class ConfiguredCorpus:
     standing_policy: StandingPolicy = attrs.field(validator=_instance(StandingPolicy))
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallProfile:
     """How a surface recalls: the mode, the query cap and the result limit."""
 
@@ -203,7 +204,7 @@ def _corpus_id_list() -> Any:
     return attrs.field(converter=attrs.Converter(_corpus_ids, takes_field=True))
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SurfaceConfig:
     """A module-owned surface: its adapter, its ordered corpora, its ingest corpus, its profile."""
 
@@ -231,7 +232,7 @@ def _fail_open(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class AutomationPolicy:
     """What the runtime hooks may do on their own: nothing, unless a flag is set."""
 
@@ -415,7 +416,7 @@ def _check_surfaces(config: ExperimentConfig, where: dict[str, int]) -> None:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ExperimentConfig:
     """``reward_memory_experiment_config_v1``: one project's experiment, validated whole."""
 

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.records import _fields as f
 
 __all__ = ["LINK_STAGES", "LINK_STATUSES", "ExplainLink", "Explanation"]
@@ -66,7 +67,7 @@ def _link_list(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ExplainLink:
     """One link of the lineage: its stage, a public-safe ref, its status, and why if unchecked."""
 
@@ -79,7 +80,7 @@ class ExplainLink:
     )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Explanation:
     """``reward_memory_explain_v0``: a receipt's lineage, and what the provider confirms."""
 

@@ -48,6 +48,7 @@ from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_timestamp
 from reward_memory.records import _fields as f
@@ -194,7 +195,7 @@ def _is_record(cls: type[Any]) -> Any:
     return validate
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class HealthObservation:
     """What was observed about one corpus, each pipeline stage separately (reference §4).
 
@@ -235,7 +236,7 @@ class HealthObservation:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class HealthRequest:
     """The input packet of a health check: one corpus, one observation, optionally ``now``.
 
@@ -253,7 +254,7 @@ class HealthRequest:
     now: str | None = f.optional_timestamp()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ScopeCheck:
     """Whether the requested project and surface are inside the corpus scope."""
 
@@ -261,7 +262,7 @@ class ScopeCheck:
     surface_matches: bool = f.strict_bool()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class FreshnessCheck:
     """Lifecycle state, revision match and freshness window, as classified."""
 
@@ -272,7 +273,7 @@ class FreshnessCheck:
     freshness_window_satisfied: bool = f.strict_bool()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class HealthPipeline:
     """Every pipeline observation, echoed and never collapsed.
 
@@ -359,7 +360,7 @@ def _reason_list(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CorpusHealth:
     """The health packet: one state, one reason, the checks and the full pipeline."""
 

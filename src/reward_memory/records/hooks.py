@@ -19,6 +19,7 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_surface_id
 from reward_memory.records import _fields as f
@@ -104,7 +105,7 @@ def _optional(cls: type[Any]) -> Any:
     return attrs.field(default=None, validator=validate)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallHookTelemetry:
     """Provider-call telemetry of one walk.
 
@@ -137,7 +138,7 @@ class RecallHookTelemetry:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallHookPacket:
     """``reward_memory_automatic_recall_hook_v0``: one walk over a surface's corpora.
 
@@ -156,7 +157,7 @@ class RecallHookPacket:
     recall_attempts: tuple[RecallPacket, ...] = attrs.field(
         default=(), converter=_tuple, validator=_packets
     )
-    application: ApplicationReceipt | None = _optional(ApplicationReceipt)  # noqa: RUF009 - an attrs field
+    application: ApplicationReceipt | None = _optional(ApplicationReceipt)
     telemetry: RecallHookTelemetry = attrs.field(
         factory=RecallHookTelemetry,
         validator=attrs.validators.instance_of(RecallHookTelemetry),
@@ -183,7 +184,7 @@ class RecallHookPacket:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class IngestHookTelemetry:
     """``provider_sync_count`` is 1 when the ingest reached the provider's write."""
 
@@ -194,7 +195,7 @@ class IngestHookTelemetry:
     provider_available: bool = f.strict_bool(default=True)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class IngestHookPacket:
     """``reward_memory_automatic_ingest_hook_v0``: one event through the ingest core.
 
@@ -210,7 +211,7 @@ class IngestHookPacket:
     status: IngestHookStatus = f.enum(*INGEST_HOOK_STATUSES)
     reason_code: str | None = f.optional_token()
     automatic_ingest: bool = f.strict_bool()
-    receipt: IngestReceipt | None = _optional(IngestReceipt)  # noqa: RUF009 - an attrs field
+    receipt: IngestReceipt | None = _optional(IngestReceipt)
     telemetry: IngestHookTelemetry = attrs.field(
         factory=IngestHookTelemetry,
         validator=attrs.validators.instance_of(IngestHookTelemetry),

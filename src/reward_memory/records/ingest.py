@@ -33,6 +33,7 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.records import _fields as f
@@ -99,7 +100,7 @@ def _codes(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         check_token(code, f"{path}[{index}]")
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class IngestGuard:
     """The standing-policy guard's verdict: passed, and every reason, sorted."""
 
@@ -119,7 +120,7 @@ class IngestGuard:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class IngestWrite:
     """The provider write: planned, or what the provider said (created / unchanged / conflict)."""
 
@@ -143,7 +144,7 @@ WRITES: Final[dict[str, IngestWrite]] = {
 }
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class NextRecall:
     """Where the record can be recalled: the caller's explicit function-boundary recall."""
 
@@ -167,7 +168,7 @@ def _optional_provider_ref(_: Any, attribute: attrs.Attribute[Any], value: Any) 
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class IngestReceipt:
     """``reward_memory_ingest_receipt_v0``: what one ingest did, public-safe."""
 

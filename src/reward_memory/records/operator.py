@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records.active import ActiveRecord
@@ -156,7 +157,7 @@ def _instance(cls: type[Any]) -> Any:
     return attrs.validators.instance_of(cls)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class OperatorCheckpoint:
     """``reward_memory_operator_checkpoint_v0``: one verified operator for one exact control.
 
@@ -176,7 +177,7 @@ class OperatorCheckpoint:
     action: OperatorAction = f.enum(*ACTIONS)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class OperatorControlRequest:
     """``reward_memory_operator_control_request_v0``: one control on one active record.
 
@@ -225,7 +226,7 @@ class OperatorControlRequest:
                 )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RevocationRecord:
     """``reward_memory_revocation_record_v0``: who revoked which record, when and why.
 
@@ -248,7 +249,7 @@ class RevocationRecord:
     raw_content_captured: Literal[False] = f.const(False)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PurgeTombstone:
     """``reward_memory_purge_tombstone_v0``: the lineage a purged record leaves behind.
 
@@ -271,7 +272,7 @@ class PurgeTombstone:
     raw_content_captured: Literal[False] = f.const(False)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class OperatorControlReceipt:
     """``reward_memory_operator_control_receipt_v0``: the public-safe receipt of one control.
 
@@ -327,7 +328,7 @@ class OperatorControlReceipt:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class OperatorControl:
     """``reward_memory_operator_control_v0``: the decision of one control, with its receipt.
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.providers.spi import ProviderScope  # noqa: TC001 - cattrs resolves hints
 from reward_memory.records import _fields as f
@@ -100,7 +101,7 @@ def _optional_spi_version(_: Any, attribute: attrs.Attribute[Any], value: Any) -
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProviderInfo:
     """One installed provider entry point, as discovery sees it.
 
@@ -115,7 +116,7 @@ class ProviderInfo:
     load_error: str | None = f.optional_text(LOAD_ERROR_LIMIT)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProviderCheck:
     """One provider's health for one scope (``reward-memory providers --check URL``).
 
@@ -141,7 +142,7 @@ def _infos(value: Iterable[ProviderInfo]) -> tuple[ProviderInfo, ...]:
     return tuple(value)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProvidersReport:
     """The ``reward_memory_providers_v0`` packet: installed providers, optionally one check."""
 

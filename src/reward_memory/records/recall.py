@@ -37,6 +37,7 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.digests import short_digest
 from reward_memory.errors import RecordValidationError
 from reward_memory.providers.spi import ProviderScope
@@ -156,7 +157,7 @@ def _evidence_of(queries: tuple[RecallQuery, ...]) -> tuple[QueryEvidence, ...]:
 # -- inputs ---------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallQuery:
     """One caller/model-authored query and its compact public summary."""
 
@@ -164,7 +165,7 @@ class RecallQuery:
     query_summary: str = f.text(220)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class FreshnessContext:
     """What the caller observed about source truth, just now."""
 
@@ -173,7 +174,7 @@ class FreshnessContext:
     age_seconds: int | None = f.integer(minimum=0, default=None)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallRequest:
     """An explicit recall request: one surface, 1..3 queries, current observations (§7.1).
 
@@ -221,7 +222,7 @@ class RecallRequest:
         return NormalizedRecallRequest.of(self)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ReadAuthorityCheckpoint:
     """The caller's independently verified read authority (never derived from memory).
 
@@ -240,7 +241,7 @@ class ReadAuthorityCheckpoint:
     session_ref: str | None = f.optional_token()
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class SetupHints:
     """How to make an unavailable provider available (compact, public-safe)."""
 
@@ -257,7 +258,7 @@ def _timeout(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProviderBinding:
     """Where a corpus lives in a provider: namespace, scope and (explicit) actor peer.
 
@@ -284,7 +285,7 @@ class ProviderBinding:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallInput:
     """``reward_memory_recall_input_v0``: one recall, as the ``recall`` verb reads it."""
 
@@ -305,7 +306,7 @@ def _short_hex(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class QueryEvidence:
     """What a public packet says about a query: its digest and summary, never its text."""
 
@@ -318,7 +319,7 @@ def _evidence(value: Any) -> Any:
     return _tuple(value)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallGuard:
     """The guard verdict: passed, and the ordered reason codes when not."""
 
@@ -336,7 +337,7 @@ class RecallGuard:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class NormalizedRecallRequest:
     """The request as the request packet holds it (with the exact query text, in memory)."""
 
@@ -419,7 +420,7 @@ class NormalizedRecallRequest:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallRequestPacket:
     """``reward_memory_recall_request_v0``: the guarded request (in memory; holds query text).
 
@@ -456,7 +457,7 @@ def _provider_ref(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallResult:
     """One recalled item as the public packet shows it: an opaque ref, never raw content.
 
@@ -478,7 +479,7 @@ class RecallResult:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RecallPacket:
     """``reward_memory_recall_v0``: the public result of one recall.
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
@@ -40,7 +41,7 @@ from reward_memory.records.candidate import (
 __all__ = ["CandidateReview", "CandidateReviewRequest", "CandidateReviewSummary"]
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateReviewSummary:
     """Who reviewed, under which review reference, and why (compact).
 
@@ -138,7 +139,7 @@ _REVIEW_FLAGS: Final = (
 )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateReview:
     """``reward_memory_candidate_review_v0``: one review decision record (nothing persisted).
 
@@ -186,7 +187,7 @@ def _review_list(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class CandidateReviewRequest:
     """``reward_memory_candidate_review_request_v0``: what ``candidate-review --input`` reads.
 

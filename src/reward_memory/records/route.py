@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 
@@ -83,7 +84,7 @@ def _not_a_path(_: Any, attribute: attrs.Attribute[Any], value: str) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RouteObservation:
     """``reward_memory_pilot_meta_route_observation_v0``: what the caller observed of one change.
 
@@ -143,7 +144,7 @@ def _tuple(value: Any) -> Any:
     return tuple(value) if type(value) is list else value
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class RouteCheck:
     """``reward_memory_pilot_meta_route_v0``: the delegation decision for one observation."""
 

@@ -23,6 +23,7 @@ from typing import ClassVar, Final, Literal
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records._candidate_class import CANDIDATE_CLASSES, no_raw_content
@@ -62,7 +63,7 @@ _SEGMENTS: Final = re.compile(r"[:._/-]+")
 _CANDIDATE_CLASS_SET: Final = frozenset(CANDIDATE_CLASSES)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class PolicyScope:
     """The exact boundary: one workspace, one project, 1-12 surfaces, optional identities."""
 
@@ -98,7 +99,7 @@ def _no_authority_expansion(value: tuple[str, ...]) -> None:
             )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class StandingPolicy:
     """``reward_memory_standing_policy_v0``: one approval of an exact ingest boundary."""
 

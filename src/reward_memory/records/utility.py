@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.digests import digest_hex
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_digest
@@ -97,7 +98,7 @@ def _list(check: Any, *, min_items: int, max_items: int) -> Any:
     return attrs.field(converter=attrs.Converter(convert, takes_field=True))
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UtilityScope:
     """Who evaluated what: agent, project, corpus and surface (opaque refs)."""
 
@@ -143,7 +144,7 @@ def _pattern(pattern: re.Pattern[str], what: str) -> Any:
     return validate
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class UtilityObservation:
     """``memory_utility_observation_v0``: one evaluator proposal about one settlement."""
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import attrs
 
+from reward_memory._frozen import frozen
 from reward_memory.errors import ProviderConfigError, RecordValidationError
 from reward_memory.providers.spi import ProviderScope
 from reward_memory.records import _fields as f
@@ -45,7 +46,7 @@ def _seconds(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class Faults:
     """The fault switches of one :class:`InMemoryProvider` (see the module docs)."""
 
@@ -56,7 +57,7 @@ class Faults:
     search_misses: bool = f.strict_bool(default=False)
 
 
-@attrs.frozen(kw_only=True)
+@frozen(kw_only=True)
 class ProviderCall:
     """One call the provider received: the operation, the scope, and its key/ref/query.
 
