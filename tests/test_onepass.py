@@ -20,9 +20,11 @@ from hypothesis import strategies as st
 from _recall_support import active_record
 from _stage2 import NOW, checkpoint, decision, proposal
 from reward_memory import text
+from reward_memory._frozen import frozen
 from reward_memory.candidates import propose, review
 from reward_memory.errors import RecordValidationError
-from reward_memory.records import _onepass
+from reward_memory.records import _fields as f
+from reward_memory.records import _onepass, _plain
 from reward_memory.records._onepass import all_safe
 from reward_memory.records._plain import _builder, _walk, from_plain, to_plain
 from reward_memory.records.active import (
@@ -563,3 +565,23 @@ def test_an_unknown_key_beside_an_absent_field_is_still_unknown(block: str | Non
         from_plain(ActiveRecord, data)
     assert caught.value.code == "unknown_field"
     assert caught.value.path == ("$.unknown" if block is None else f"$.{block}.unknown")
+
+
+def test_a_class_gets_its_builder_from_its_second_record_on() -> None:
+    """The first record of a class goes the reference walk (no source compiled for a
+    one-shot read); the second makes the builder, and every record is the same either way."""
+
+    @frozen(kw_only=True)
+    class Note:
+        note_ref: str = f.token()
+        summary: str = f.text(80)
+
+    data = {"note_ref": "note:1", "summary": "One short note."}
+    first = from_plain(Note, dict(data))
+    assert Note not in _plain._BUILDERS
+    second = from_plain(Note, dict(data))
+    assert Note in _plain._BUILDERS
+    assert first == second == Note(note_ref="note:1", summary="One short note.")
+    with pytest.raises(RecordValidationError) as caught:
+        from_plain(Note, {**data, "note_ref": "not a token"})
+    assert caught.value.path == "$.note_ref"
