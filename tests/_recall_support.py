@@ -152,7 +152,9 @@ def active_record(
 ) -> ActiveRecord:
     """An active record v1 (soft preference unless told otherwise)."""
     authority = (
-        RecordAuthority(level="constraint", action_scopes=("merge",), checkpoint_ref="authority:x")
+        RecordAuthority(
+            level="constraint", action_scopes=("review:tone",), checkpoint_ref="authority:x"
+        )
         if class_id == "hard_policy"
         else RecordAuthority(level="evidence" if class_id == "run_bound_reward" else "advisory")
     )

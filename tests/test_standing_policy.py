@@ -105,6 +105,21 @@ def test_bad_policies_are_refused_with_the_field_path(
         "ci_secret",
         "Prod:deploy",
         "npm:token",
+        # Inflections, camelCase parts and joined words name the same authority.
+        "issue_fix:publishing",
+        "issue_fix:writes",
+        "repo:writeAccess",
+        "repoWrite",
+        "issue_fix:deployment",
+        "issue_fix:releases",
+        "git:pushes",
+        "ci:creds",
+        "service:api_key",
+        "host:ssh_key",
+        "db:passwd",
+        "repository:commit",
+        "repository:delete",
+        "org:administrator",
     ],
 )
 def test_no_policy_hands_out_credential_write_publish_or_production_scope(scope: str) -> None:
@@ -120,6 +135,22 @@ def test_no_policy_hands_out_credential_write_publish_or_production_scope(scope:
     assert caught.value.path == "$.allowed_action_scopes[1]" or caught.value.path.startswith(
         "$.allowed_action_scopes"
     )
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        "issue_fix:scope_selection",
+        "issue_fix:test_selection",
+        "product:roadmap",
+        "issue_fix:passing_tests",
+        "reviewer:summary_tone",
+        "issue_fix:keyboard_layout",
+    ],
+)
+def test_words_that_only_resemble_a_forbidden_one_are_allowed(scope: str) -> None:
+    data = policy_data(allowed_action_scopes=[scope])
+    assert wire.load(data, StandingPolicy).allowed_action_scopes == (scope,)
 
 
 def test_narrow_action_scopes_are_allowed() -> None:

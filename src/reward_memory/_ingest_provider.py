@@ -300,7 +300,7 @@ def _verification_recall(
         request, corpus=corpus, checkpoint=checkpoint, binding=binding
     )
     return recall_side.execution.execute(
-        packet, binding, provider, moment, time.monotonic, known=known
+        packet, binding, provider, moment, time.monotonic, known=known, policy=policy
     )
 
 

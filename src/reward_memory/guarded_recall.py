@@ -80,6 +80,7 @@ from reward_memory.records.recall import (
     trusted_guard,
     trusted_request_packet,
 )
+from reward_memory.records.standing_policy import StandingPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -231,6 +232,7 @@ def recall(
     provider: Provider,
     now: datetime | None = None,
     clock: Callable[[], float] | None = None,
+    standing_policy: StandingPolicy | None = None,
 ) -> RecallSession:
     """Guarded recall from one corpus and surface (build the request, then execute it).
 
@@ -241,7 +243,16 @@ def recall(
     the whole recall, kept on ``clock`` (default :func:`time.monotonic`). Raises
     :class:`RecordValidationError` only for programmer errors (an argument that
     is not the expected record, a naive ``now``, a clock that is not callable).
+
+    ``standing_policy``, the corpus's (the experiment runtime passes it): a stored
+    record with action authority is then recalled only when its authority is what
+    that policy could have activated -- ``constraint`` over scopes it allows,
+    checkpointed by its authority source, for a class, source kind and actor
+    role it allows. Without it, a record is still never recalled with an action
+    scope no standing policy may grant (credential, write, publish, production).
     """
+    if standing_policy is not None and type(standing_policy) is not StandingPolicy:
+        _require(standing_policy, StandingPolicy, "standing_policy")
     if type(binding) is not ProviderBinding:
         _require(binding, ProviderBinding, "binding")
     if provider is None:
@@ -249,7 +260,7 @@ def recall(
     moment = resolve_now(now)
     ticks = time.monotonic if clock is None else _check_clock(clock)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
-    return execute(packet, binding, provider, moment, ticks)
+    return execute(packet, binding, provider, moment, ticks, policy=standing_policy)
 
 
 async def arecall(
@@ -261,6 +272,7 @@ async def arecall(
     provider: Provider,
     now: datetime | None = None,
     clock: Callable[[], float] | None = None,
+    standing_policy: StandingPolicy | None = None,
 ) -> RecallSession:
     """The asyncio twin of :func:`recall`: runs it in a worker thread."""
     import asyncio  # noqa: PLC0415 - only asyncio callers pay for it
@@ -274,4 +286,5 @@ async def arecall(
         provider=provider,
         now=now,
         clock=clock,
+        standing_policy=standing_policy,
     )

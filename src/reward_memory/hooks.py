@@ -359,6 +359,7 @@ def run_recall(
                 binding=corpus_route.binding,
                 provider=_provider_for(provider, corpus_route.corpus_id),
                 now=moment,
+                standing_policy=corpus_route.standing_policy,
             )
         except (KeyboardInterrupt, SystemExit):
             raise

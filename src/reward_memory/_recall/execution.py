@@ -6,7 +6,7 @@ import functools
 from itertools import islice
 from typing import TYPE_CHECKING, Final, Literal
 
-from reward_memory._recall.item_filter import filter_of, static_fit
+from reward_memory._recall.item_filter import ACTING_LEVELS, filter_of, static_fit, within_policy
 from reward_memory._recall.readback import Parsed, parse
 from reward_memory._recall.session import MINT, RecallItem, RecallSession, provider_ref
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from reward_memory.providers.spi import Provider
     from reward_memory.records.recall import ProviderBinding, RecallRequestPacket
+    from reward_memory.records.standing_policy import StandingPolicy
 
 __all__ = [
     "DEADLINE_EXCEEDED",
@@ -213,6 +214,7 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     clock: Callable[[], float],
     *,
     known: tuple[str, Parsed] | None = None,
+    policy: StandingPolicy | None = None,
 ) -> RecallSession:
     """Run a guarded request packet (blocked: no provider call); never raises for a provider.
 
@@ -227,6 +229,10 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     just written (:func:`~reward_memory._recall.readback.written`): a readback of
     exactly that content uses it instead of decoding it again; any other content
     is parsed.
+
+    ``policy`` is the corpus's standing policy, when the caller has it: a record
+    with action authority is then recalled only when that authority is what the
+    policy could have activated (:func:`~reward_memory._recall.item_filter.within_policy`).
     """
     if not request_packet.guard.passed:
         blocked = _packet(request_packet, "guard_blocked")
@@ -299,6 +305,11 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
                     or not static_fit(item_filter, parsed)
                     or ((aging or parsed.expires_at is not None) and not fits_at(parsed, now))
                     or parsed.record_key in keys
+                    or (
+                        policy is not None
+                        and parsed.authority_level in ACTING_LEVELS
+                        and not within_policy(parsed.record, policy)  # type: ignore[arg-type]
+                    )
                 ):
                     continue
                 keys.add(parsed.record_key)  # one record under several refs: seen once

@@ -11,7 +11,13 @@ from reward_memory.records.corpus import CorpusDeclaration
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["ItemFilter", "filter_of", "static_fit"]
+    from reward_memory.records.active import ActiveRecord
+    from reward_memory.records.standing_policy import StandingPolicy
+
+__all__ = ["ACTING_LEVELS", "ItemFilter", "filter_of", "static_fit", "within_policy"]
+
+#: The authority levels that give a record force over an action (hard policy).
+ACTING_LEVELS: Final = frozenset({"constraint", "veto"})
 
 _ANY_REVISION: Final = object()
 _FILTER_CACHE_SIZE: Final = 256
@@ -23,7 +29,8 @@ class ItemFilter:
     Built once per (corpus object, surface) and kept (see :func:`filter_of`): the
     corpus is a frozen record. A readback fits when :func:`static_fit` (exact
     corpus, class and identities; requested surface; surfaces inside the corpus;
-    the corpus revision when revision-bound; live) and :meth:`fits_at` ``now``.
+    the corpus revision when revision-bound; live; no authority a standing policy
+    could never grant) and :meth:`fits_at` ``now``.
     """
 
     __slots__ = (
@@ -69,11 +76,12 @@ class ItemFilter:
 
 
 def static_fit(item_filter: ItemFilter, parsed: Parsed) -> bool:
-    """Everything but time. Not cached: the comparisons cost less than a cache
-    lookup, insertion and eviction on a record read for the first time."""
+    """Everything but time and the standing policy. Not cached: the comparisons cost less
+    than a cache lookup, insertion and eviction on a record read for the first time."""
     return (
         parsed.identity == item_filter.identity
         and parsed.live
+        and parsed.grantable
         and item_filter.surface_id in parsed.surfaces
         and parsed.surfaces <= item_filter.corpus_surfaces
         and (item_filter.revision is _ANY_REVISION or parsed.revision_ref == item_filter.revision)
@@ -96,3 +104,23 @@ def filter_of(corpus: CorpusDeclaration, surface_id: str) -> ItemFilter:
         _FILTERS.clear()
     _FILTERS[key] = made
     return made
+
+
+def within_policy(record: ActiveRecord, policy: StandingPolicy) -> bool:
+    """Whether an acting record's authority is exactly what ``policy`` could activate.
+
+    Ingest under a standing policy writes ``constraint`` authority over action
+    scopes the policy allows, checkpointed by the policy's authority source, for
+    a class, source kind and actor role it allows. A stored record claiming more
+    (``veto``, another scope, another checkpoint) was not activated under it:
+    memory never widens authority, so recall passes over it.
+    """
+    authority, source = record.authority, record.source
+    return (
+        authority.level == "constraint"
+        and authority.checkpoint_ref == policy.authority_source_ref
+        and set(authority.action_scopes).issubset(policy.allowed_action_scopes)
+        and record.class_id in policy.allowed_target_classes
+        and source.source_kind in policy.allowed_source_kinds
+        and source.actor_role in policy.allowed_actor_roles
+    )

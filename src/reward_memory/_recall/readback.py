@@ -23,6 +23,7 @@ from reward_memory.records.active import (
 )
 from reward_memory.records.corpus import CorpusScope  # noqa: TC001 - used at run time
 from reward_memory.records.envelope import ClassId, RecordScope  # noqa: TC001 - attrs fields
+from reward_memory.records.standing_policy import names_forbidden_authority
 
 __all__ = ["Parsed", "identity", "parse", "written"]
 
@@ -59,6 +60,9 @@ class Parsed:
     class_id: ClassId
     content_summary: str
     live: bool  # lifecycle active (not revoked, superseded or retired: envelope.py)
+    # No action scope a standing policy could never grant (credential, write, publish,
+    # production: such a record was not activated here, whatever it claims).
+    grantable: bool
     expires_at: datetime | None  # read on every recall of the record: kept parsed
     stamps: tuple[str | None, ...]  # the times its age may start at (source, activation)
     public: bool  # the record's own visibility is public_safe
@@ -78,6 +82,7 @@ class Parsed:
         "content",
         "content_summary",
         "expires_at",
+        "grantable",
         "identity",
         "legacy",
         "live",
@@ -183,6 +188,8 @@ def _parsed_v1(record: ActiveRecord, content: str) -> Parsed:
     parsed.class_id = class_id
     parsed.content_summary = record.content_summary
     parsed.live = record.lifecycle_state == "active"
+    scopes = record.authority.action_scopes
+    parsed.grantable = not scopes or not any(map(names_forbidden_authority, scopes))
     parsed.expires_at = None if expires is None else _moment(expires)
     parsed.stamps = (record.source.observed_at, record.activated_at)
     parsed.public = record.privacy.visibility == "public_safe"
@@ -209,6 +216,7 @@ def _parsed_v0(record: LegacyActiveRecord, content: str) -> Parsed:
     parsed.class_id = record.target_class
     parsed.content_summary = record.content_summary
     parsed.live = lifecycle.state == "active"
+    parsed.grantable = True  # no authority block: advisory, no action scopes
     parsed.expires_at = None if expires is None else _moment(expires)
     # A v0 source carries no time: a legacy record's age starts at its activation.
     parsed.stamps = (record.activated_at,)

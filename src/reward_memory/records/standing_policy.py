@@ -33,16 +33,22 @@ __all__ = [
     "STANDING_POLICY_SCHEMA",
     "PolicyScope",
     "StandingPolicy",
+    "names_forbidden_authority",
 ]
 
 STANDING_POLICY_SCHEMA: Final = "reward_memory_standing_policy_v0"
-# Words that, as one segment of an action scope (split on ``: . _ - /``), name an
-# authority no standing policy may hand out.
+# Words that, as one word of an action scope, name an authority no standing policy
+# may hand out: the words themselves and their inflections (``writes``, ``publishing``,
+# ``deployment``, ``creds``). An action scope's words are its segments (split on
+# ``: . _ - /``), camelCase split too (``repoWrite``), each also read joined with the
+# next (``api_key``).
 FORBIDDEN_SCOPE_WORDS: Final = frozenset(
     {
         "admin",
+        "commit",
         "credential",
         "credentials",
+        "delete",
         "deploy",
         "merge",
         "password",
@@ -59,7 +65,26 @@ FORBIDDEN_SCOPE_WORDS: Final = frozenset(
         "write",
     }
 )
+_FORBIDDEN_WORD: Final = re.compile(
+    r"admin(?:s|istrators?|istration)?"
+    r"|cred(?:s|entials?)?"
+    r"|deploy(?:s|ed|er|ers|ing|ments?)?"
+    r"|merg(?:e|es|ed|er|ers|ing)"
+    r"|pass(?:words?|wds?)|pwd"
+    r"|prod|productions?"
+    r"|publish(?:es|ed|er|ers|ing)?|publications?"
+    r"|push(?:es|ed|er|ing)?"
+    r"|releas(?:e|es|ed|er|ing)"
+    r"|secrets?"
+    r"|sudo(?:ers?)?"
+    r"|tokens?"
+    r"|writ(?:e|es|er|ers|ing|ten|able)"
+    r"|commit(?:s|ted|ter|ting)?"
+    r"|delet(?:e|es|ed|ing|ions?)"
+    r"|(?:api|ssh|private|signing)keys?"
+)
 _SEGMENTS: Final = re.compile(r"[:._/-]+")
+_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CANDIDATE_CLASS_SET: Final = frozenset(CANDIDATE_CLASSES)
 
 
@@ -88,10 +113,23 @@ def _candidate_classes(value: tuple[str, ...]) -> None:
             )
 
 
+def names_forbidden_authority(scope: str) -> bool:
+    """Whether an action scope names an authority no standing policy may hand out."""
+    words = [
+        word.lower()
+        for segment in _SEGMENTS.split(scope)
+        for word in _CAMEL.split(segment)
+        if word
+    ]
+    match = _FORBIDDEN_WORD.fullmatch
+    return any(match(word) for word in words) or any(
+        match(first + second) for first, second in zip(words, words[1:], strict=False)
+    )
+
+
 def _no_authority_expansion(value: tuple[str, ...]) -> None:
     for index, scope in enumerate(value):
-        words = {word.lower() for word in _SEGMENTS.split(scope) if word}
-        if words & FORBIDDEN_SCOPE_WORDS:
+        if names_forbidden_authority(scope):
             raise RecordValidationError(
                 "a standing policy never allows credential, write, publish or production scope",
                 path=f"$.allowed_action_scopes[{index}]",
