@@ -276,6 +276,24 @@ def test_a_record_still_readable_after_delete_is_unverified() -> None:
     assert control.reason_codes == ("record_still_readable",)
 
 
+@pytest.mark.parametrize("action", ["revoke", "purge"])
+def test_a_search_too_full_to_prove_the_record_gone_is_never_completed(
+    provider: Any, action: str
+) -> None:
+    """Other documents holding the record's digests fill the one bounded locate search
+    (at most 100 hits), so it cannot show that nothing of the record is left (a copy
+    may be ranked out): the control is never ``completed`` (nothing half-done says so)."""
+    scope = binding(provider.provider_id).provider_scope
+    record = _stored(provider)
+    digests = f"{record.candidate_ref.removeprefix('candidate:')} {record.record_ref[7:]}"
+    for index in range(100):
+        provider.write(scope=scope, key=f"note-{index}", content=f"note {index} {digests}")
+    control = _run(provider, record, action)
+    assert control.status == "readback_unverified"
+    assert control.reason_codes == ("record_locate_incomplete",)
+    assert control.receipt.status == "readback_unverified"
+
+
 # -- fault wrappers (fault injection only; every other call is the real provider's) -----------
 
 

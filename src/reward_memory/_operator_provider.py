@@ -136,12 +136,18 @@ def locate(
     record_ref: str,
     candidate_ref: str | None,
     timeout: float,
+    complete: bool = False,
 ) -> tuple[list[Located], int]:
     """Every document in ``scope`` that reads back as this record or its control records.
 
     Returns the documents and the number of provider calls. Raises ``LocateFailed``
     (with the calls made) when the provider fails; a hit that does not read
     back exactly, or reads back as something else, is skipped.
+
+    One search finds at most ``MAX_SEARCH_LIMIT`` documents: a full page may have
+    left some out (other documents that hold the same digests outrank them), so
+    with ``complete`` a full page raises ``LocateFailed("record_locate_incomplete")``
+    -- a check that nothing of the record is left cannot rest on it.
     """
     calls = 1
     try:
@@ -154,6 +160,8 @@ def locate(
         hits = list(found.hits)[:MAX_SEARCH_LIMIT]
     except Exception:  # noqa: BLE001 - fail open
         raise LocateFailed("provider_search_failed", calls) from None
+    if complete and len(hits) >= MAX_SEARCH_LIMIT:
+        raise LocateFailed("record_locate_incomplete", calls)
     located: list[Located] = []
     seen: set[str] = set()
     for hit in hits:
@@ -411,6 +419,7 @@ def _verify(
             record_ref=what.record.record_ref,
             candidate_ref=what.record.candidate_ref,
             timeout=timeout,
+            complete=True,
         )
         calls += more
     except LocateFailed as exc:

@@ -118,6 +118,7 @@ OPERATOR_REASON_CODES: Final[tuple[str, ...]] = (
     "provider_delete_failed",
     "control_record_readback_unverified",
     "record_still_readable",
+    "record_locate_incomplete",
 )
 _CODES: Final = frozenset(OPERATOR_REASON_CODES)
 
