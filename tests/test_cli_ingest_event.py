@@ -172,8 +172,8 @@ def test_an_agent_off_the_allowlist_is_an_unavailable_experiment(
     route = list(ROUTE)
     route[3] = "agent:stranger"
     code, packet = _run(capsys, "--input", str(EVENT), *route)
-    _error(code, packet, "experiment_unavailable", "--goal-id")
-    assert "agent_not_configured" in packet["message"] or "unavailable" in packet["message"]
+    _error(code, packet, "experiment_unavailable", "--agent-id")  # the agent is what is off
+    assert "agent_not_enabled" in packet["message"]
 
 
 def test_a_missing_activation_file_is_an_unavailable_experiment(

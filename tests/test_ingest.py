@@ -300,6 +300,11 @@ class _Wrapped(InMemoryProvider):
             return self.replace["search"](self, **kwargs)
         return super().search(**kwargs)
 
+    def read_key(self, **kwargs: Any) -> ReadResult:
+        if "read_key" in self.replace:
+            return self.replace["read_key"](self, **kwargs)  # type: ignore[no-any-return]
+        return super().read_key(**kwargs)
+
 
 def _raise(*_: Any, **__: Any) -> Any:
     raise ProviderUnavailable("down", reason_code="provider_down")
@@ -307,6 +312,14 @@ def _raise(*_: Any, **__: Any) -> Any:
 
 def _explode(*_: Any, **__: Any) -> Any:
     raise ZeroDivisionError
+
+
+def _cancelled(*_: Any, **__: Any) -> Any:
+    raise asyncio.CancelledError  # a BaseException, not an Exception
+
+
+def _generator_exit(*_: Any, **__: Any) -> Any:
+    raise GeneratorExit
 
 
 @pytest.mark.parametrize(
@@ -341,6 +354,11 @@ def _explode(*_: Any, **__: Any) -> Any:
             "exact_provider_readback_unverified",
         ),
         ({"search": _raise}, "provider_unavailable", "provider_verification_recall_failed"),
+        # Not an Exception: a failure all the same (recall treats it so too).
+        ({"write": _cancelled}, "provider_unavailable", "provider_write_failed"),
+        ({"read": _generator_exit}, "provider_unavailable", "provider_read_failed"),
+        ({"read_key": _cancelled}, "provider_unavailable", "provider_write_failed"),
+        ({"search": _cancelled}, "provider_unavailable", "provider_verification_recall_failed"),
     ],
 )
 def test_every_provider_misbehaviour_fails_open(

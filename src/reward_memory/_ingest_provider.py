@@ -9,7 +9,7 @@ standing-policy guard passed. Every provider failure fails open with a status
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 
@@ -26,6 +26,7 @@ from reward_memory.records.recall import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from reward_memory._recall.readback import Parsed
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from reward_memory.records.envelope import RecordScope
     from reward_memory.records.recall import RecallPacket
     from reward_memory.records.standing_policy import StandingPolicy
+
+_T = TypeVar("_T")
 
 __all__ = [
     "PASSED",
@@ -125,7 +128,7 @@ def execute_steps(
     # An operator control closed this record (retire, revoke, purge): a replay of
     # its event, under any standing policy, must not write it back.
     try:
-        closed, calls = _closed_by_operator(provider, scope, record.record_ref, timeout)
+        closed, calls = _shielded(_closed_by_operator, provider, scope, record.record_ref, timeout)
     except Exception:  # noqa: BLE001 - fail open
         # The marker read is the write step's precondition (write unless closed).
         return base.done(
@@ -140,7 +143,7 @@ def execute_steps(
 
     calls += 1
     try:
-        written = provider.write(scope=scope, key=key, content=content, timeout=timeout)
+        written = _shielded(provider.write, scope=scope, key=key, content=content, timeout=timeout)
     except Exception:  # noqa: BLE001 - fail open: the caller's work goes on
         return base.done(
             "provider_unavailable",
@@ -184,7 +187,7 @@ def execute_steps(
 
     calls += 1
     try:
-        read = provider.read(scope=scope, ref=ref, timeout=timeout)
+        read = _shielded(provider.read, scope=scope, ref=ref, timeout=timeout)
         found, read_ref, read_content = read.found, read.ref, read.content
     except Exception:  # noqa: BLE001
         return base.done(
@@ -276,6 +279,21 @@ def _retired(content: str) -> bool:
 
     parsed = parse(content)
     return parsed is not None and getattr(parsed.record, "lifecycle_state", None) == "retired"
+
+
+class _ProviderRaised(Exception):
+    """A provider call raised what is not an ``Exception`` (``GeneratorExit``, a
+    ``CancelledError``): a failure like any other, so the loop fails open with the
+    step's status, as recall does. ``KeyboardInterrupt`` and ``SystemExit`` pass."""
+
+
+def _shielded(call: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    try:
+        return call(*args, **kwargs)
+    except (KeyboardInterrupt, SystemExit, Exception):
+        raise
+    except BaseException as exc:
+        raise _ProviderRaised from exc
 
 
 def _write_outcome(written: Any) -> tuple[Any, Any]:

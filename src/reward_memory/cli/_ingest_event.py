@@ -172,7 +172,8 @@ def _configured(
     if not runtime.available:
         raise _bad(
             f"the experiment is unavailable for this agent: {runtime.status}",
-            "--goal-id",
+            # The agent is what is not enabled; anything else is about the goal.
+            "--agent-id" if runtime.status == "agent_not_enabled" else "--goal-id",
             "experiment_unavailable",
         )
     surface_id = event.get("surface_id")
