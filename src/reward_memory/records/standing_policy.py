@@ -18,6 +18,7 @@ project.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import ClassVar, Final, Literal
 
@@ -116,14 +117,11 @@ def _candidate_classes(value: tuple[str, ...]) -> None:
 def names_forbidden_authority(scope: str) -> bool:
     """Whether an action scope names an authority no standing policy may hand out."""
     words = [
-        word.lower()
-        for segment in _SEGMENTS.split(scope)
-        for word in _CAMEL.split(segment)
-        if word
+        word.lower() for segment in _SEGMENTS.split(scope) for word in _CAMEL.split(segment) if word
     ]
     match = _FORBIDDEN_WORD.fullmatch
     return any(match(word) for word in words) or any(
-        match(first + second) for first, second in zip(words, words[1:], strict=False)
+        match(first + second) for first, second in itertools.pairwise(words)
     )
 
 
