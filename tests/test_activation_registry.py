@@ -65,6 +65,8 @@ def _goal(**changes: Any) -> ActivationGoal:
         ("config//experiment.json", "invalid_format"),
         ("config/exp eriment.json", "invalid_format"),
         ("", "invalid_format"),
+        # Written to the activation file: a credential-shaped name is refused too.
+        ("ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + ".json", "unsafe_text"),
     ],
 )
 def test_config_pointers_are_relative_without_dot_segments(pointer: str, code: str) -> None:

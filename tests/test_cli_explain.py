@@ -143,6 +143,22 @@ def test_a_binding_file_must_hold_bindings(
     assert (code, packet["field_path"]) == (2, "--binding[1]")
 
 
+@pytest.mark.parametrize("as_list", [False, True])
+def test_a_bad_binding_field_is_named_by_its_path_in_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], as_list: bool
+) -> None:
+    bad = {**to_plain(binding()), "timeout_seconds": "soon"}
+    code, packet = _cli(
+        capsys,
+        "explain",
+        str(EXAMPLES / "ingest-receipt.json"),
+        "--binding",
+        _write(tmp_path / "b.json", [to_plain(binding()), bad] if as_list else bad),
+    )
+    expected = "$[1].timeout_seconds" if as_list else "$.timeout_seconds"
+    assert (code, packet["field_path"]) == (2, expected)
+
+
 def test_the_text_view_lists_each_link(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(EXAMPLES / "ingest-receipt.json")]) == 0
     out = capsys.readouterr().out

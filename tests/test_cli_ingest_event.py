@@ -182,8 +182,21 @@ def test_a_missing_activation_file_is_an_unavailable_experiment(
     route = list(ROUTE)
     route[5] = str(tmp_path / "none.json")
     code, packet = _run(capsys, "--input", str(EVENT), *route)
-    _error(code, packet, "experiment_unavailable", "--goal-id")
+    _error(code, packet, "experiment_unavailable", "--activation")
+    assert "activation_missing" in packet["message"]
     assert str(tmp_path) not in json.dumps(packet)
+
+
+def test_a_broken_activation_file_is_named_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "activation.json"
+    broken.write_text('{"schema_version": "reward_memory_activation_registry_v0", "goals": [')
+    route = list(ROUTE)
+    route[5] = str(broken)
+    code, packet = _run(capsys, "--input", str(EVENT), *route)
+    _error(code, packet, "experiment_unavailable", "--activation")
+    assert "activation_invalid" in packet["message"]
 
 
 def test_a_surface_the_config_does_not_name_is_refused(

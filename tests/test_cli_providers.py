@@ -116,6 +116,9 @@ def test_text_check(capsys: pytest.CaptureFixture[str]) -> None:
         (["--check", "memory://", "--scope-ref", "/home/alice"], "invalid_format", "--scope-ref"),
         (["--check", "memory://", "--peer", "sk-" + "a1" * 16], "unsafe_text", "--peer"),
         (["--check", "memory://", "--timeout", "0"], "invalid_value", "--timeout"),
+        (["--check", "memory://", "--timeout", "inf"], "invalid_value", "--timeout"),
+        (["--check", "memory://", "--timeout", "nan"], "invalid_value", "--timeout"),
+        (["--check", "memory://", "--timeout", "1e20"], "invalid_value", "--timeout"),
         (["--check", "memory://", "--timeout", "soon"], "usage_error", None),
     ],
 )

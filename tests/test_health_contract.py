@@ -406,7 +406,7 @@ def test_the_cli_judges_at_now(tmp_path: Path, capsys: pytest.CaptureFixture[str
     capsys.readouterr()
     assert main([*argv, "yesterday"]) == 2
     error = json.loads(capsys.readouterr().out)
-    assert (error["error_code"], error["field_path"]) == ("invalid_format", "$.now")
+    assert (error["error_code"], error["field_path"]) == ("invalid_format", "--now")
 
 
 # -- properties ---------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> Outcome:
     from reward_memory.grammars import parse_timestamp
     from reward_memory.records._plain import to_plain
 
-    now = None if args.now is None else parse_timestamp(args.now, "$.now")
+    now = None if args.now is None else parse_timestamp(args.now, "--now")
     result = evaluate(provider=args.provider, now=now)
     gate = result.release_gate
     lines = [

@@ -58,7 +58,9 @@ def read_bindings(name: str | None) -> list[Any]:
                 )
             )
         except RecordValidationError as exc:
-            raise RecordValidationError(exc.message, path=where, code=exc.code) from None
+            # The field inside the file, as every file option names it ($[1].x in a list).
+            path = exc.path if not isinstance(data, list) else f"$[{index}]{exc.path[1:]}"
+            raise RecordValidationError(exc.message, path=path, code=exc.code) from None
     return found
 
 

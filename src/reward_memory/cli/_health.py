@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> Outcome:
     from reward_memory.health import classify_request, health_case
     from reward_memory.records._plain import to_plain as as_plain
 
-    now = None if args.now is None else parse_timestamp(args.now, "$.now")
+    now = None if args.now is None else parse_timestamp(args.now, "--now")
 
     if args.input is not None:
         # Untrusted input: one strict pass (the schema names an error only).

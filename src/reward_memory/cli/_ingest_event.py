@@ -152,6 +152,14 @@ def run(args: argparse.Namespace) -> Outcome:
     return _fixture(args, data, authority)
 
 
+# The option to name when the experiment is unavailable: what the reason is about.
+_UNAVAILABLE_OPTION: Final = {
+    "agent_not_allowlisted": "--agent-id",
+    "activation_missing": "--activation",
+    "activation_invalid": "--activation",
+}
+
+
 def _configured(
     args: argparse.Namespace, data: dict[str, Any], authority: AuthorityMap | None
 ) -> Outcome:
@@ -170,10 +178,10 @@ def _configured(
         option = {"$.goal_id": "--goal-id", "$.agent_id": "--agent-id"}.get(exc.path, exc.path)
         raise _bad(exc.message, option, exc.code) from None
     if not runtime.available:
+        reason = runtime.reason_code
         raise _bad(
-            f"the experiment is unavailable for this agent: {runtime.status}",
-            # The agent is what is not enabled; anything else is about the goal.
-            "--agent-id" if runtime.status == "agent_not_enabled" else "--goal-id",
+            f"the experiment is unavailable for this agent: {runtime.status} ({reason})",
+            _UNAVAILABLE_OPTION.get(reason or "", "--goal-id"),
             "experiment_unavailable",
         )
     surface_id = event.get("surface_id")

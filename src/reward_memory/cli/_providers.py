@@ -32,6 +32,7 @@ __all__ = ["configure", "run"]
 DEFAULT_NAMESPACE: Final = "reward-memory"
 DEFAULT_SCOPE_REF: Final = "default"
 DEFAULT_TIMEOUT: Final = 5.0
+MAX_CHECK_TIMEOUT: Final = 3600.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -93,8 +94,12 @@ def _check(url: str, args: argparse.Namespace) -> ProviderCheck:
     from reward_memory.providers import discovery
     from reward_memory.records.providers import ProviderCheck
 
-    if not isinstance(args.timeout, float) or not args.timeout > 0:
-        raise RecordValidationError("must be a positive number of seconds", path="--timeout")
+    # Finite and bounded: inf or 1e20 seconds is no timeout a provider can wait for.
+    if not isinstance(args.timeout, float) or not 0 < args.timeout <= MAX_CHECK_TIMEOUT:
+        raise RecordValidationError(
+            f"must be a positive number of seconds, at most {MAX_CHECK_TIMEOUT:g}",
+            path="--timeout",
+        )
     scope = _scope(args)
     provider_id, given = discovery.split_spec(url)
     if given is None:

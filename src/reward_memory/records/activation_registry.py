@@ -25,6 +25,7 @@ from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.records import _fields as f
+from reward_memory.text import require_safe
 
 __all__ = [
     "ACTIVATION_CHANGE_SCHEMA",
@@ -103,7 +104,8 @@ def check_config_pointer(value: Any, path: str = "$") -> str:
             path=path,
             code="invalid_format",
         )
-    return value
+    # Never printed (only its digest), but written to the activation file: no secret there.
+    return require_safe(value, path=path, label="config pointer")
 
 
 def _agents(value: Any, field: attrs.Attribute[Any]) -> tuple[str, ...]:
