@@ -62,6 +62,40 @@ def test_the_example_is_ready_for_a_bounded_issue_fix_pilot(
     assert wire.dump(record) == packet == to_plain(load_plain(packet, DogfoodBatch))
 
 
+def test_an_evaluation_in_the_file_never_opens_the_gate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "The gate still passes" is checked now: the suite runs afresh, and an evaluation
+    in the file (here one that says it passed) cannot stand in for it."""
+    from reward_memory.cli import _dogfood
+    from reward_memory.evaluation import evaluate
+    from reward_memory.testing import InMemoryProvider
+
+    given = example()
+    assert given["evaluation"]["release_gate"]["status"] == "ready_for_bounded_dogfood"
+    # Fault injection: the fresh run meets a provider that is down.
+    monkeypatch.setattr(
+        _dogfood, "_fresh_evaluation", lambda: evaluate(provider=InMemoryProvider(unavailable=True))
+    )
+    code, packet = run(capsys, tmp_path, given)
+    assert code == 2
+    assert packet["stage4_gate_verified"] is False
+    assert packet["status"] != "ready_for_bounded_issue_fix_pilot"
+
+
+def test_a_failed_evaluation_in_the_file_closes_the_gate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from reward_memory.evaluation import evaluate
+    from reward_memory.testing import InMemoryProvider
+
+    given = example()
+    given["evaluation"] = wire.dump(evaluate(provider=InMemoryProvider(unavailable=True)))
+    code, packet = run(capsys, tmp_path, given)
+    assert code == 2
+    assert packet["stage4_gate_verified"] is False
+
+
 def test_the_printed_batch_passes_schema_validate(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -263,7 +297,8 @@ sys.stderr.write(json.dumps({{
 
 
 def test_the_verb_starts_without_the_converter_or_the_entry_point_scan() -> None:
-    """Start-up budget: one schema, the records, no cattrs; the evaluation given is not re-run."""
+    """Start-up budget: one schema, the records, no cattrs. The Stage-4 suite runs afresh
+    even with an evaluation in the file ("the gate still passes" is checked now)."""
     argv = ["dogfood-evaluate", "--input", str(EXAMPLE), "--format", "json"]
     result = subprocess.run(
         [sys.executable, "-c", _PROBE.format(argv=argv)], capture_output=True, text=True, check=True
@@ -274,7 +309,7 @@ def test_the_verb_starts_without_the_converter_or_the_entry_point_scan() -> None
         "cattrs": False,
         "metadata": False,
         "union": False,
-        "evaluation": False,
+        "evaluation": True,
     }
 
 

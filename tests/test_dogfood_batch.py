@@ -220,6 +220,13 @@ def test_both_operator_controls_are_required(missing: str) -> None:
         ({"provider_write_performed": True, "readback_verified": False}, False),
         ({"provider_write_performed": False, "readback_verified": False}, True),
         ({"provider_write_performed": True, "readback_verified": True}, True),
+        # A control that failed performed nothing, whatever its flags say.
+        ({"status": "provider_unavailable"}, False),
+        ({"status": "partial"}, False),
+        ({"status": "readback_unverified"}, False),
+        ({"status": "lineage_conflict"}, False),
+        ({"status": "control_ready"}, True),
+        ({"status": "completed"}, True),
     ],
 )
 def test_a_control_counts_only_with_verified_authority_and_readback(
@@ -232,6 +239,12 @@ def test_a_control_counts_only_with_verified_authority_and_readback(
     if not counted:
         assert batch.reason_codes == ("operator_control_missing:edit",)
         assert batch.metrics.counted_operator_control_count == 1
+
+
+def test_a_control_status_outside_the_vocabulary_is_refused() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        build_batch(ready_receipts(), [control("edit", status="done"), control("retire")], None)
+    assert caught.value.path == "$.operator_controls[0].status"
 
 
 def test_revoke_and_purge_do_not_stand_in_for_edit_and_retire() -> None:
@@ -556,6 +569,7 @@ def test_a_control_keeps_only_what_the_batch_needs() -> None:
         "provider_write_performed",
         "readback_verified",
         "counted",
+        "status",  # the control's own status: a failed control never counts
     }
     packet = to_plain(build_batch(ready_receipts(), [control("edit"), data], evaluation()))
     assert "reasoning_summary" not in str(packet["controls"])

@@ -153,6 +153,39 @@ def test_a_recall_packet_names_each_result(provider: Any) -> None:
     ]
 
 
+def test_a_recall_that_did_not_complete_is_not_a_verified_link() -> None:
+    """A guard-blocked or failed recall packet states no verified recall."""
+    down = InMemoryProvider(unavailable=True)
+    session = recall_soft(down)
+    assert session.packet.status == "provider_unavailable"
+    explanation = explain(session.packet)
+    assert explanation.links[-1].stage == "recall"
+    assert explanation.links[-1].status == "not_checked"
+    assert explanation.links[-1].reason_code == "receipt_not_completed"
+
+
+@pytest.mark.parametrize("execute", [False, True])
+def test_a_control_that_did_not_complete_is_not_a_verified_link(execute: bool) -> None:
+    """A dry run (``control_ready``) or a failed control states no verified control."""
+    provider = InMemoryProvider()
+    record = stored_record(provider, ingest_soft(provider))
+    with provider.set_faults(unavailable=True):
+        control = operator_control(
+            request(record, "retire", provider_id="memory"),
+            provider=provider,
+            binding=binding(),
+            execute=execute,
+            now=NOW,
+        )
+    assert control.status == ("provider_unavailable" if execute else "control_ready")
+    link = explain(control).links[-1]
+    assert (link.stage, link.status, link.reason_code) == (
+        "operator_control",
+        "not_checked",
+        "receipt_not_completed",
+    )
+
+
 def test_an_application_receipt_keeps_only_digests(provider: Any) -> None:
     ingest_soft(provider)
     session = recall_soft(provider)
@@ -182,6 +215,18 @@ def test_an_application_receipt_keeps_only_digests(provider: Any) -> None:
             ("application", "verified", None),
         ]
         assert explanation.provider_call_count == 0
+
+
+@pytest.mark.parametrize("base", [{"candidates": ["a", "b"]}, ["a"], "plan", None])
+def test_an_application_packet_explains_whatever_its_output(provider: Any, base: Any) -> None:
+    """The output is the caller's (any JSON value: a plan object, a list, text)."""
+    ingest_soft(provider)
+    result = apply(
+        base, recall_soft(provider), application_id="application:1", artifact_ref="artifact:1"
+    )
+    explanation = explain(wire.dump(result))
+    assert explanation.links[-1].stage == "application"
+    assert json.dumps(base) not in json.dumps(wire.dump(explanation)) or base is None
 
 
 def test_scopes_come_from_the_experiment_config() -> None:

@@ -37,6 +37,7 @@ from reward_memory.records.dogfood import (
     check_unique,
     readiness_reasons,
 )
+from reward_memory.records.operator import RECEIPT_STATUSES
 from reward_memory.text import compact_text
 
 __all__ = ["build_batch", "stage4_gate_verified", "summarize_control"]
@@ -137,8 +138,9 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     """Check one ``reward_memory_operator_control_receipt_v0``; return what the batch keeps.
 
     Keys beyond the pinned shape are ignored and never copied. The control
-    counts towards readiness only when its authority was verified and, if it
-    performed a provider write, that write was read back.
+    counts towards readiness only when it did not fail (its ``status``, when it
+    has one, is ``control_ready`` or ``completed``), its authority was verified
+    and, if it performed a provider write, that write was read back.
     """
     data = _plain(control, CONTROL_SCHEMA, path)
     if data.get("schema_version") != CONTROL_SCHEMA:
@@ -178,6 +180,12 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
         path=f"{path}.reasoning_summary",
         label="reasoning_summary",
     )
+    # Ours carry the control's status (the original's have none): one that failed
+    # (partial, provider_unavailable, readback_unverified, lineage_conflict) did
+    # not perform the control, whatever else it says.
+    status = data.get("status")
+    if status is not None and (not isinstance(status, str) or status not in RECEIPT_STATUSES):
+        raise _bad(f"must be one of: {', '.join(RECEIPT_STATUSES)}", f"{path}.status")
     verified, wrote, read_back = (data[key] for key in _CONTROL_BOOLS)
     return ControlSummary(
         control_ref=data["control_ref"],
@@ -186,7 +194,10 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
         authority_verified=verified,
         provider_write_performed=wrote,
         readback_verified=read_back,
-        counted=verified and (read_back or not wrote),
+        counted=status in (None, "control_ready", "completed")
+        and verified
+        and (read_back or not wrote),
+        status=status,
     )
 
 

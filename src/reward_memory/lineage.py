@@ -118,8 +118,16 @@ def _recall(packet: Any) -> tuple[str | None, list[Planned]]:
                 candidate_ref=result.candidate_ref,
             )
         )
-    links.append(Planned(stage="recall", status="verified"))
+    links.append(_stated("recall", packet.status, packet.result_readback_verified))
     return packet.corpus_id, links
+
+
+def _stated(stage: LinkStage, status: str, read_back: bool, ref: str | None = None) -> Planned:
+    """A recall or a control as its packet states it: verified only when it completed and
+    read back; otherwise (guard-blocked, a dry run, a provider failure) not checked."""
+    if status == "completed" and read_back:
+        return Planned(stage=stage, ref=ref, status="verified")
+    return Planned(stage=stage, ref=ref, reason_code="receipt_not_completed")
 
 
 def _application(receipt: Any) -> tuple[str | None, list[Planned]]:
@@ -147,7 +155,7 @@ def _operator(receipt: Any) -> tuple[str | None, list[Planned]]:
     links = [
         _unstated("event"),
         Planned(stage="active_record", ref=inner.record_ref, check=check),
-        Planned(stage="operator_control", ref=inner.control_ref, status="verified"),
+        _stated("operator_control", inner.status, inner.readback_verified, inner.control_ref),
     ]
     return inner.corpus_id, links
 

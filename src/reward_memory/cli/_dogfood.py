@@ -2,10 +2,11 @@
 
 FILE is a ``reward_memory_dogfood_input_v1`` object: 1-24 compact real-module
 observations (each over a Stage-3 application receipt), 0-8 operator-control
-receipts and, optionally, the Stage-4 evaluation to judge the release gate by.
-The original's file, the same object without ``schema_version``, is read too.
-Without one, the Stage-4 suite is run afresh (``reward_memory.evaluation``), so
-"the gate still passes" is checked now, not remembered.
+receipts and, optionally, a Stage-4 evaluation. The original's file, the same
+object without ``schema_version``, is read too. The Stage-4 suite is always run
+afresh (``reward_memory.evaluation``), so "the gate still passes" is checked now,
+not remembered: an evaluation in the file is data, and can only close the gate
+(a failed or held one is reported as the reason), never open it.
 
 Prints the ``reward_memory_dogfood_batch_v1`` packet. Exit 0 when the batch is
 ``ready_for_bounded_issue_fix_pilot``, 2 when it holds (the packet says why) or
@@ -54,6 +55,7 @@ def _fresh_evaluation() -> Any:
 def run(args: argparse.Namespace) -> Outcome:
     """Validate the input, build every receipt, then the batch; print the batch."""
     from reward_memory._boundary import strict_record
+    from reward_memory._dogfood_batch import stage4_gate_verified
     from reward_memory.dogfood import build_batch, build_receipt
     from reward_memory.errors import RecordValidationError
     from reward_memory.records._plain import to_plain
@@ -82,7 +84,11 @@ def run(args: argparse.Namespace) -> Outcome:
             receipts.append(build_receipt(observation))
         except RecordValidationError as exc:
             raise _under(exc, f"$.observations[{index}]") from None
-    evaluation = given.evaluation if given.evaluation is not None else _fresh_evaluation()
+    # "The gate still passes" is checked now: the suite always runs afresh. An
+    # evaluation in the file is data, not a verdict: it can only close the gate.
+    evaluation = _fresh_evaluation()
+    if given.evaluation is not None and not stage4_gate_verified(given.evaluation):
+        evaluation = given.evaluation
     try:
         batch = build_batch(receipts, list(given.operator_controls), evaluation)
     except RecordValidationError as exc:

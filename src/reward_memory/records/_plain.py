@@ -76,6 +76,9 @@ def _plan(cls: type[Any]) -> _Plan:
         if field.default is attrs.NOTHING:
             required.add(field.name)
         hint = hints[field.name]
+        if hint is Any:  # opaque JSON (an application's output): an object is a value here
+            mappings.add(field.name)
+            continue
         origin = typing.get_origin(hint)
         if origin is tuple:
             args = typing.get_args(hint)

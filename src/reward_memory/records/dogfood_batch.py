@@ -4,7 +4,7 @@ load from its receipts and operator-control summaries."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 import attrs
 
@@ -25,6 +25,10 @@ from reward_memory.records._dogfood_fields import (
     tuple_field,
 )
 from reward_memory.records.dogfood_receipt import DogfoodReceipt
+from reward_memory.records.operator import RECEIPT_STATUSES
+
+# A control's statuses under which it was performed (a dry run's, a completed one's).
+_PERFORMED: Final = frozenset({None, "control_ready", "completed"})
 
 # -- batch ----------------------------------------------------------------------------------
 
@@ -40,14 +44,22 @@ class ControlSummary:
     provider_write_performed: bool = f.strict_bool()
     readback_verified: bool = f.strict_bool()
     counted: bool = f.strict_bool()
+    # The control's own status (the original's receipts have none): a control that
+    # failed (partial, provider_unavailable, ...) performed nothing, so never counts.
+    status: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(RECEIPT_STATUSES))
+    )
 
     def __attrs_post_init__(self) -> None:
-        counts = self.authority_verified and (
-            self.readback_verified or not self.provider_write_performed
+        counts = (
+            self.status in _PERFORMED
+            and self.authority_verified
+            and (self.readback_verified or not self.provider_write_performed)
         )
         if self.counted != counts:
             raise bad(
-                "counts exactly when authority was verified (and a write was read back)",
+                "counts exactly when the control did not fail, its authority was verified"
+                " (and a write was read back)",
                 "$.counted",
             )
 

@@ -45,6 +45,7 @@ LINK_REASONS: Final[tuple[str, ...]] = (
     "receipt_keeps_digest_only",
     "receipt_keeps_no_ref",
     "not_reached",
+    "receipt_not_completed",
 )
 ExplainStatus = Literal["explained", "provider_unavailable"]
 
