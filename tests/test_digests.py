@@ -333,3 +333,38 @@ def test_once_warm_the_orjson_writer_writes_and_gives_the_same_bytes(monkeypatch
     assert canonical_json(plain) == '{"a":[1,null,true,"\u00e9"],"b":1,"c":["x"]}'.encode()
     assert canonical_json(FIXED) == FIXED_BYTES  # it holds a float: the standard encoder
     assert used == [plain]
+
+
+_RACE = """
+import threading
+from reward_memory import digests
+start = threading.Barrier(32)
+errors = []
+def run(thread):
+    start.wait()
+    for index in range(40):
+        try:
+            digests.canonical_json({"k": f"{thread}-{index}"})
+        except Exception as exc:
+            errors.append(repr(exc))
+threads = [threading.Thread(target=run, args=(t,)) for t in range(32)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(len(errors), errors[:1])
+"""
+
+
+def test_threads_writing_the_first_values_never_see_a_half_imported_orjson() -> None:
+    """The writer switches to orjson after the first values; while one thread imports it,
+    the others must wait for the import, not use the module it has half initialised.
+    (Before the fix most fresh processes failed here.)"""
+    import subprocess
+    import sys
+
+    for _ in range(3):  # a fresh process each time: the switch happens once per process
+        run = subprocess.run(
+            [sys.executable, "-c", _RACE], capture_output=True, text=True, check=True, timeout=60
+        )
+        assert run.stdout.strip() == "0 []", run.stdout

@@ -520,3 +520,55 @@ def test_thirdparty_provider_in_a_fresh_venv_is_found_through_its_entry_point(
     assert listed.returncode == 0, listed.stdout + listed.stderr[-2000:]
     packet = json.loads(listed.stdout)
     assert "thirdparty" in {p["provider_id"] for p in packet["providers"]}
+
+
+def test_a_provider_that_exits_at_import_is_a_load_error(dists: Distributions) -> None:
+    """A SystemExit while importing a provider is a failed import: listed with its error,
+    a typed error when asked for, never the end of the process."""
+    module = dists.unique("rm_exits")
+    dists.install(
+        "rm-exits-dist", {"exits": f"{module}:Provider"}, {module: "raise SystemExit(3)\n"}
+    )
+    (info,) = _info("exits")
+    assert info.load_error is not None
+    assert "SystemExit" in info.load_error
+    with pytest.raises(ProviderLoadError, match="failed to import"):
+        get_provider("exits://")
+
+
+@pytest.mark.parametrize(
+    ("body", "spec"),
+    [
+        (
+            "    @classmethod\n    def from_url(cls, url):\n        raise TypeError('no')\n",
+            "odd://",
+        ),
+        ("    def __init__(self, **options):\n        raise KeyError('backend')\n", "odd"),
+        ("    def __init__(self, **options):\n        raise KeyError('backend')\n", "odd://"),
+        ("    @classmethod\n    def from_url(cls, url):\n        return None\n", "odd://"),
+    ],
+    ids=["from_url_raises", "init_raises", "init_raises_via_url", "from_url_returns_none"],
+)
+def test_a_provider_that_fails_to_start_is_a_typed_load_error(
+    dists: Distributions, body: str, spec: str
+) -> None:
+    module = dists.unique("rm_odd")
+    source = GOOD_PROVIDER.format(provider_id="odd").split("    @classmethod")[0] + body
+    if "from_url" not in body:
+        source += "\n    @classmethod\n    def from_url(cls, url):\n        return cls()\n"
+    dists.install("rm-odd-dist", {"odd": f"{module}:Provider"}, {module: source})
+    with pytest.raises(ProviderLoadError, match="'odd'"):
+        get_provider(spec)
+
+
+def test_a_provider_whose_spi_attribute_raises_is_a_load_error(dists: Distributions) -> None:
+    module = dists.unique("rm_boom")
+    source = (
+        "class _Boom:\n    def __get__(self, obj, owner):\n        raise RuntimeError('x')\n\n"
+        + GOOD_PROVIDER.format(provider_id="boom")
+        + "    spi_version = _Boom()\n"
+    )
+    dists.install("rm-boom-dist", {"boom": f"{module}:Provider"}, {module: source})
+    with pytest.raises(ProviderLoadError, match="does not satisfy the provider SPI"):
+        load_provider_class("boom")
+    assert "memory" in [info.provider_id for info in available_providers()]

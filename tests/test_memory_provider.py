@@ -414,3 +414,16 @@ def test_ascii_terms_are_the_regex_words(text: str) -> None:
 @given(st.text())
 def test_any_text_terms_are_the_regex_words(text: str) -> None:
     assert _memory._terms(text) == frozenset(re.findall(r"\w+", text.casefold()))
+
+
+def test_a_ref_given_as_a_str_subclass_reads_the_same_document() -> None:
+    """A ref held as a ``str`` subclass (``numpy.str_``, say) is the same ref: read finds
+    what delete would remove."""
+
+    class Ref(str):
+        __slots__ = ()
+
+    provider = InMemoryProvider()
+    written = provider.write(scope=SCOPE, key="k", content="body")
+    read = provider.read(scope=SCOPE, ref=Ref(written.ref))
+    assert (read.found, read.content) == (True, "body")

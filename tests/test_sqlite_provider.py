@@ -1057,3 +1057,34 @@ def test_no_scope_sees_a_sibling_that_extends_its_name(
                 hits = provider.search(scope=home, query=query, limit=10).hits
                 assert {hit.ref for hit in hits} <= {own}
             assert provider.inventory(scope=home).record_count == 1
+
+
+@pytest.mark.parametrize("marked", [False, True], ids=["tables-of-its-own", "another-app-id"])
+def test_another_applications_sqlite_file_is_refused_untouched(
+    tmp_path: Path, marked: bool
+) -> None:
+    """Refused before any pragma that writes (journal mode, schema, application id)."""
+    path = tmp_path / "theirs.db"
+    conn = sqlite3.connect(path)
+    if marked:
+        conn.execute("PRAGMA application_id = 1179659350")  # another app's mark, no tables
+    else:
+        conn.execute("CREATE TABLE notes (x)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    provider = SQLiteProvider(path=path)
+    with pytest.raises(ProviderUnavailable, match="not a reward-memory store"):
+        provider.inventory(scope=SCOPE)
+    provider.close()
+    assert path.read_bytes() == before
+    assert not (tmp_path / "theirs.db-wal").exists()
+
+
+def test_a_huge_finite_timeout_is_no_timeout_error(tmp_path: Path) -> None:
+    provider = SQLiteProvider(path=tmp_path / "m.db")
+    written = provider.write(scope=SCOPE, key="k", content="body", timeout=1e306)
+    assert written.status == "created"
+    assert provider.read(scope=SCOPE, ref=written.ref, timeout=1.7e308).found
+    assert provider.search(scope=SCOPE, query="body", limit=1, timeout=1e300).hits
+    provider.close()

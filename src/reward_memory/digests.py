@@ -56,17 +56,19 @@ def sorted_dumps() -> Callable[[Any], bytes] | None:
     """
     if _DUMPS:
         return _DUMPS[0]
-    module: Any = sys.modules.get("orjson")
-    if module is None:
+    if "orjson" not in sys.modules:
         _WARMUP[0] += 1
         if _WARMUP[0] <= _STDLIB_FIRST:
             return None
-        try:
-            import orjson as module  # noqa: PLC0415
-        except ImportError:  # pragma: no cover - a declared dependency; else the stdlib path
-            _DUMPS.append(None)
-            return None
-    _DUMPS.append(functools.partial(module.dumps, option=module.OPT_SORT_KEYS))
+    # Imported by the statement even when sys.modules has it: another thread may still
+    # be initialising it there, and only the import waits for that (a peek would see a
+    # module without ``dumps``).
+    try:
+        import orjson  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - a declared dependency; else the stdlib path
+        _DUMPS.append(None)
+        return None
+    _DUMPS.append(functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS))
     return _DUMPS[0]
 
 

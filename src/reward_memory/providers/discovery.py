@@ -42,6 +42,7 @@ from reward_memory.errors import (
     ProviderConflictError,
     ProviderLoadError,
     ProviderNotFoundError,
+    RewardMemoryError,
 )
 from reward_memory.grammars import TOKEN
 from reward_memory.providers.spi import SPI_VERSION
@@ -202,7 +203,9 @@ def _import_entry(entry: _Entry) -> object:
         target: object = importlib.import_module(match.group("module"))
         for part in match.group("attr").split("."):
             target = getattr(target, part)
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         raise ProviderLoadError(
             f"provider {entry.name!r} from distribution {_dist_label(entry)!r} failed to "
             f"import ({_describe(exc)})",
@@ -232,7 +235,10 @@ def _spi_problem(obj: object, provider_id: str) -> str | None:
 
 def _load(entry: _Entry) -> type[Provider]:
     obj = _import_entry(entry)
-    problem = _spi_problem(obj, entry.name)
+    try:
+        problem = _spi_problem(obj, entry.name)
+    except Exception as exc:  # noqa: BLE001 - an attribute whose access raises
+        problem = f"reading its SPI attributes raised {type(exc).__name__}"
     if problem is not None:
         raise ProviderLoadError(
             f"provider {entry.name!r} from distribution {_dist_label(entry)!r} does not "
@@ -408,6 +414,22 @@ def get_provider(spec: str, **options: Any) -> Provider:
                 "options cannot be combined with a provider URL: put them in the URL's "
                 "query string, or pass the bare provider id with keyword options"
             )
-        return cls.from_url(url)  # type: ignore[attr-defined, no-any-return]
+        return _started(provider_id, lambda: cls.from_url(url))  # type: ignore[attr-defined]
     _check_options(cls, provider_id, options)
-    return cls(**options)
+    return _started(provider_id, lambda: cls(**options))
+
+
+def _started(provider_id: str, make: Any) -> Provider:
+    """The provider ``make()`` builds; a third party's failure or odd answer as a typed error
+    naming it (the library's own typed errors -- a bad option, an unusable store -- pass)."""
+    try:
+        made = make()
+    except RewardMemoryError:
+        raise
+    except Exception as exc:
+        raise ProviderLoadError(
+            f"provider {provider_id!r} failed to start ({_describe(exc)})"
+        ) from exc
+    if made is None or getattr(made, "provider_id", None) != provider_id:
+        raise ProviderLoadError(f"provider {provider_id!r} did not build a {provider_id} provider")
+    return made  # type: ignore[no-any-return]

@@ -380,6 +380,8 @@ class InMemoryProvider:
             document = space.documents.get(ref)
         if document is None:
             ref = check_token_memo(ref, "$.ref")  # a stored ref is a valid token already
+            if space is not None and type(ref) is not str:  # a str subclass: the same ref
+                document = space.documents.get(ref)
         faults = self._enter(timeout)
         if document is None:
             return ReadResult(ref=ref, found=False)

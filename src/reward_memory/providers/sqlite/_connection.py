@@ -141,8 +141,10 @@ class _Store:
 
     def _arm(self, conn: sqlite3.Connection, deadline: float) -> None:
         """Bound SQLite's lock waits and statement time by the call's deadline."""
-        remaining_ms = max(1, math.ceil((deadline - time.monotonic()) * 1000))
-        wanted = min(self._busy_ms, remaining_ms)
+        # The lock wait never exceeds busy_ms: cap the seconds left first (a huge finite
+        # timeout, 1e306 s, is infinite in milliseconds and has no ceiling).
+        left = min(deadline - time.monotonic(), self._busy_ms / 1000)
+        wanted = max(1, math.ceil(left * 1000))
         if wanted != self._busy_set:
             conn.execute(f"PRAGMA busy_timeout = {int(wanted)}")
             self._busy_set = wanted

@@ -103,6 +103,7 @@ WINDOW: Final = (
 
 def configure(conn: sqlite3.Connection, synchronous: str) -> None:
     """Set the connection's pragmas and bring the file to :data:`SCHEMA_VERSION`."""
+    _refuse_foreign(conn)  # before any pragma that writes to the file (journal_mode does)
     (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
     if str(mode).lower() != "wal":
         raise ProviderUnavailable("the sqlite store cannot use WAL journaling here")
@@ -112,6 +113,20 @@ def configure(conn: sqlite3.Connection, synchronous: str) -> None:
     conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left behind
     conn.execute("PRAGMA journal_size_limit = 67108864")
     _migrate(conn)
+
+
+def _refuse_foreign(conn: sqlite3.Connection) -> None:
+    """Leave another application's SQLite file as it is: refuse it before touching it.
+
+    Ours carries :data:`APPLICATION_ID`; a new store carries none and holds nothing.
+    A file marked by another application, or unmarked with tables of its own, is not a
+    store (``_migrate`` checks again under its write lock).
+    """
+    (app,) = conn.execute("PRAGMA application_id").fetchone()
+    if app == APPLICATION_ID:
+        return
+    if app != 0 or conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        raise ProviderUnavailable("the sqlite file is not a reward-memory store")
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
