@@ -1088,3 +1088,34 @@ def test_a_huge_finite_timeout_is_no_timeout_error(tmp_path: Path) -> None:
     assert provider.read(scope=SCOPE, ref=written.ref, timeout=1.7e308).found
     assert provider.search(scope=SCOPE, query="body", limit=1, timeout=1e300).hits
     provider.close()
+
+
+_FIRST_WRITE = """
+import sys
+from reward_memory.providers.spi import ProviderScope
+from reward_memory.providers.sqlite import SQLiteProvider
+provider = SQLiteProvider(path=sys.argv[1])
+try:
+    provider.write(scope=ProviderScope(namespace="ns", scope_ref="a"), key="k" + sys.argv[2],
+                   content="x")
+    print("ok")
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_processes_creating_one_new_store_at_once_all_see_a_store(tmp_path: Path) -> None:
+    """While one process creates the store (its tables and its mark in one commit), the
+    others' is-it-ours check must read one snapshot, never tables without the mark."""
+    for round_ in range(6):
+        path = tmp_path / f"new-{round_}.db"
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _FIRST_WRITE, str(path), str(index)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for index in range(8)
+        ]
+        answers = [run.communicate(timeout=60)[0].strip() for run in runs]
+        assert answers == ["ok"] * 8

@@ -115,6 +115,12 @@ def configure(conn: sqlite3.Connection, synchronous: str) -> None:
     _migrate(conn)
 
 
+_MARK_AND_OBJECTS: Final = (
+    "SELECT (SELECT application_id FROM pragma_application_id()),"
+    " (SELECT count(*) FROM sqlite_master)"
+)
+
+
 def _refuse_foreign(conn: sqlite3.Connection) -> None:
     """Leave another application's SQLite file as it is: refuse it before touching it.
 
@@ -122,10 +128,12 @@ def _refuse_foreign(conn: sqlite3.Connection) -> None:
     A file marked by another application, or unmarked with tables of its own, is not a
     store (``_migrate`` checks again under its write lock).
     """
-    (app,) = conn.execute("PRAGMA application_id").fetchone()
+    # One statement, so one snapshot: another process may be creating the store right
+    # now (its tables and its mark land in one commit), and two reads could see each side.
+    app, objects = conn.execute(_MARK_AND_OBJECTS).fetchone()
     if app == APPLICATION_ID:
         return
-    if app != 0 or conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+    if app != 0 or objects:
         raise ProviderUnavailable("the sqlite file is not a reward-memory store")
 
 
