@@ -108,8 +108,8 @@ class DogfoodInput:
 
     ``operator_controls`` are ``reward_memory_operator_control_receipt_v0``
     mappings and ``evaluation`` a ``reward_memory_evaluation_v0`` mapping; both
-    are checked by :func:`reward_memory.dogfood.build_batch`. Without an
-    evaluation the CLI runs the Stage-4 suite afresh.
+    are checked by :func:`reward_memory.dogfood.build_batch`. The CLI always runs
+    the Stage-4 suite afresh; an evaluation here can only close the gate.
     """
 
     schema_version: Literal["reward_memory_dogfood_input_v1"] = f.const(INPUT_SCHEMA)
