@@ -18,7 +18,12 @@ from _recall_support import (
     validate_packet,
 )
 from reward_memory import wire
-from reward_memory.application import CALLBACK_FAILED, CALLBACK_MISSING, apply
+from reward_memory.application import (
+    CALLBACK_FAILED,
+    CALLBACK_MISSING,
+    SUMMARY_REPEATS_WITHHELD,
+    apply,
+)
 from reward_memory.digests import sha256_hex
 from reward_memory.errors import RecordValidationError
 from reward_memory.guarded_recall import RecallItem, RecallSession, recall
@@ -559,3 +564,66 @@ def test_end_to_end_from_a_reviewed_candidate(provider: Provider) -> None:
     assert result.status == "applied"
     assert result.receipt.memory_ref_digests == (sha256_hex(ref)[:16],)
     _check_receipt(result)
+
+
+def _private_session(provider: Provider) -> RecallSession:
+    """A recall of a private corpus: the public packet withholds every summary."""
+    from reward_memory.records.corpus import CorpusPrivacy
+
+    private = corpus(privacy=CorpusPrivacy(visibility="private", raw_content_in_registry=False))
+    store(provider, active_record(0))
+    return recall(
+        request(),
+        corpus=private,
+        checkpoint=checkpoint(),
+        binding=binding(),
+        provider=provider,
+        now=NOW,
+    )
+
+
+def test_a_reasoning_that_repeats_a_raw_ref_fails_open(provider: Provider) -> None:
+    """The receipt is public: the model may not write the raw provider ref into it."""
+    session = session_with(provider)
+    raw = session.items[0].memory_ref
+    result = apply(
+        BASE,
+        session,
+        application_id="application:9",
+        apply_memory=lambda base, items: decision(items, reasoning_summary=f"Used {raw} here."),
+    )
+    assert (result.status, result.output) == ("failed", BASE)
+    assert result.receipt.reasoning_summary == SUMMARY_REPEATS_WITHHELD
+    assert raw not in json.dumps(wire.dump(result))
+
+
+def test_a_reasoning_that_repeats_withheld_content_fails_open(provider: Provider) -> None:
+    session = _private_session(provider)
+    (item,) = session.items
+    assert session.packet.results[0].content_exposed is False
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary="Applied: " + item.content_summary)
+
+    result = apply(BASE, session, application_id="application:10", apply_memory=model)
+    assert result.status == "failed"
+    assert item.content_summary not in json.dumps(wire.dump(result))
+
+
+def test_a_reasoning_that_repeats_exposed_content_is_kept(provider: Provider) -> None:
+    session = session_with(provider, count=1)
+    (item,) = session.items
+    assert session.packet.results[0].content_exposed is True
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary="Applied: " + item.content_summary)
+
+    result = apply(BASE, session, application_id="application:11", apply_memory=model)
+    assert result.status == "applied"
+
+
+def test_what_counts_as_an_item_of_the_recall_is_read_only(provider: Provider) -> None:
+    session = session_with(provider)
+    with pytest.raises(TypeError):
+        session.refs["provider-ffffffffffffffffffff"] = "memory:never-returned"  # type: ignore[index]
+    assert "provider-ffffffffffffffffffff" not in session.refs

@@ -339,6 +339,9 @@ AGES = [
     ("one_second_too_old", "2026-03-01T10:59:59Z", "2026-03-01T11:30:00Z", False),
     ("activated_long_ago", "2026-03-01T11:30:00Z", "2026-02-01T00:00:00Z", False),
     ("observed_long_ago", "2026-02-01T00:00:00Z", "2026-03-01T11:30:00Z", False),
+    ("born_exactly_now", "2026-03-01T12:00:00Z", "2026-03-01T12:00:00Z", True),
+    # Observed and activated after now: not yet observed at now (negative age).
+    ("from_after_now", "2026-03-01T13:00:00Z", "2026-03-01T13:00:00Z", False),
 ]
 
 

@@ -619,3 +619,27 @@ def test_a_hex_ref_starting_aa_does_not_stop_the_prefilter(ref: str) -> None:
     assert not prefilter_stops(ref)
     assert not prefilter_stops("x" * 200 + " " + ref)
     assert prefilter_stops("12345678:" + ref.partition(":")[2] + "a" * 33)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sk-abcdefghijklmnop",
+        "sk_live_abcdefghij",
+        "ak-abcdefghijkl",
+        "token: abcdefghijklmn",
+        "token=abcdefghijklmnop",
+        "ak = foo",
+        "sk = 123",
+    ],
+)
+def test_the_original_ct_credential_rules_are_refused(value: str) -> None:
+    """Reference 1.2: `ak`/`sk` assigned any value or glued to 10+ key characters, and
+    `token` assigned 12+ characters, are credentials with or without a digit."""
+    assert find_unsafe(value) == "credential"
+    assert find_unsafe(f"The note says {value} today.") == "credential"
+
+
+@pytest.mark.parametrize("value", ["Token = ${VAULT_VALUE}", "token: see docs", "sk-learn"])
+def test_placeholders_and_prose_near_those_rules_stay_public_safe(value: str) -> None:
+    assert find_unsafe(value) is None

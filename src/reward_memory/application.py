@@ -88,6 +88,9 @@ ApplyMemory: TypeAlias = Callable[
 CALLBACK_MISSING: Final = "model_application_callback_not_supplied"
 CALLBACK_FAILED: Final = "application_boundary_failed"
 BASE_NOT_COPYABLE: Final = "application_base_output_not_copyable"
+SUMMARY_REPEATS_WITHHELD: Final = "model_reasoning_repeats_withheld_content"
+# A withheld summary shorter than this is too short for a repeat to mean anything.
+_REPEAT_MIN: Final = 12
 _DECISION_KEYS: Final = frozenset(
     {"outcome", "output", "memory_refs", "reasoning_summary", "current_artifact_verified"}
 )
@@ -303,6 +306,8 @@ def apply(
         )
     except Exception:  # noqa: BLE001 - a failing model callback fails open
         return _fail_open(packet, ids, "failed", base_output, CALLBACK_FAILED)
+    if _repeats_withheld(summary, items, packet.results):
+        return _fail_open(packet, ids, "failed", base_output, SUMMARY_REPEATS_WITHHELD)
     return _result(
         packet,
         ids,
@@ -313,6 +318,24 @@ def apply(
         digests=_digests(raw_refs),
         verified=verified,
     )
+
+
+def _repeats_withheld(summary: str, items: tuple[Any, ...], results: tuple[Any, ...]) -> bool:
+    """Whether the model's reasoning repeats what the public packet withholds: an item's
+    raw provider ref, or the summary of a record whose content is not exposed. The
+    receipt is public: the model writes its summary, the library keeps it public-safe."""
+    folded = summary.casefold()
+    for item, result in zip(items, results, strict=False):
+        if item.memory_ref.casefold() in folded:
+            return True
+        withheld = item.content_summary
+        if (
+            not result.content_exposed
+            and len(withheld) >= _REPEAT_MIN
+            and withheld.casefold() in folded
+        ):
+            return True
+    return False
 
 
 def _fail_open(

@@ -186,8 +186,11 @@ _CREDENTIAL_SHAPES: Final = (
     rf"<[a-z0-9_.:-]{{0,40}}?{_STRONG_NAME}>\s*(?!{_PLACEHOLDER}\s*<)[^<\s]{{3,}}",
     r"(?<![\w-])--[a-z0-9-]{0,30}?(?:passw(?:or)?d|passphrase|pwd|secret|token|api-?key|auth)"
     rf"\s+(?![a-z]+(?:\s|$))(?!{_PLACEHOLDER}{_END})[^\s\"'`-][^\s\"'`]{{2,}}",
-    r"\b(?:ak|sk)\s*[:=]\s*[\"']?[a-z0-9][^\s\"',;]{5,}",
-    rf"(?<![a-z0-9_])(?:ak|sk)[-_=:]{_HAS_DIGIT}[a-z0-9_=-]{{10,}}",
+    # The original's CT rules (reference 1.2): `ak`/`sk` assigned any value, `ak`/`sk`
+    # glued to 10+ key characters, `token` assigned 12+ characters -- placeholders aside.
+    rf"\b(?:ak|sk)\s*[:=]\s*(?!{_PLACEHOLDER}{_END})[\"']?[^\s\"']",
+    r"(?<![a-z0-9_])(?:ak|sk)[-_=:][a-z0-9_=-]{10,}",
+    rf"token\s*[:=]\s*(?!{_PLACEHOLDER}{_END})[^\s]{{12,}}",
     # Query-string secrets in URLs.
     r"[?&](?:password|pwd|pass|token|access_token|api_key|apikey|key|secret|sig|signature)="
     r"[^&\s]{8,}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from itertools import islice
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -71,12 +72,15 @@ class _Failed(Exception):
         self.reason_code = reason_code
 
 
+_REASON_WORD: Final = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
 def _reason_code(exc: BaseException) -> str:
     """The public reason code of a provider failure; reading it never raises.
 
     Only the exception's real type is trusted (``type()``, not ``__class__``);
-    a ``reason_code`` that is not a plain, safe token (or whose property raises)
-    gives ``provider_unavailable``.
+    a ``reason_code`` that is not a plain lower-case word (or whose property
+    raises) gives ``provider_unavailable``.
     """
     kind = type(exc)
     if kind is _Failed:
@@ -89,10 +93,12 @@ def _reason_code(exc: BaseException) -> str:
         raise
     except BaseException:  # noqa: BLE001 - a provider's exception may raise on any attribute
         return "provider_unavailable"
-    if type(code) is not str:
+    # A reason code is a word (``provider_timeout``, ``index_pending``), never a ref, a
+    # URI or an identity a provider might put there: those stay out of the public packet.
+    if type(code) is not str or _REASON_WORD.fullmatch(code) is None:
         return "provider_unavailable"
     try:
-        return check_token_memo(code)
+        return check_token_memo(code)  # and nothing credential-shaped
     except RecordValidationError:
         return "provider_unavailable"
 

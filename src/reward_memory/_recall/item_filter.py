@@ -60,7 +60,8 @@ class ItemFilter:
 
     def fits_at(self, parsed: Parsed, now: datetime) -> bool:
         """Unexpired at ``now`` and, in a time-bound corpus, no older than ``max_age_seconds``
-        at ``now`` (a record with no time is of unknown age, so not recalled there)."""
+        at ``now`` and not from after it (a record with no time is of unknown age, so not
+        recalled there)."""
         expires = parsed.expires_at
         if expires is not None and now >= expires:
             return False
@@ -68,7 +69,8 @@ class ItemFilter:
         if max_age is None:
             return True
         born = parsed.born_at
-        return born is not None and now - born <= max_age
+        # Born after ``now``: not yet observed at ``now`` (as corpus health reads it).
+        return born is not None and born <= now and now - born <= max_age
 
     def exposes(self, parsed: Parsed) -> bool:
         """Whether the public packet may show this record's summary (corpus and record agree)."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import typing
+from types import MappingProxyType
 from typing import Final
 
 if typing.TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from reward_memory._recall.readback import Parsed
     from reward_memory.records.active import ActiveRecord, LegacyActiveRecord
     from reward_memory.records.envelope import ClassId
@@ -219,7 +222,7 @@ class RecallSession:
         self._items = items
         self._request_packet = request_packet
         self._superseded_dropped = superseded_dropped
-        self._refs: dict[str, str] | None = None
+        self._refs: Mapping[str, str] | None = None
 
     @property
     def packet(self) -> RecallPacket:
@@ -232,14 +235,17 @@ class RecallSession:
         return self._items
 
     @property
-    def refs(self) -> dict[str, str]:
-        """Every item's raw ``memory_ref`` and opaque ``provider_ref``, mapped to the raw ref."""
+    def refs(self) -> Mapping[str, str]:
+        """Every item's raw ``memory_ref`` and opaque ``provider_ref``, mapped to the raw ref.
+
+        Read-only: ``apply`` decides by it what is an item of this recall.
+        """
         if self._refs is None:
             refs: dict[str, str] = {}
             for item in self._items:
                 refs[item.memory_ref] = item.memory_ref
                 refs[item.provider_ref] = item.memory_ref
-            self._refs = refs
+            self._refs = MappingProxyType(refs)
         return self._refs
 
     @property
