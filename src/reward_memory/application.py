@@ -324,17 +324,13 @@ def _repeats_withheld(summary: str, items: tuple[Any, ...], results: tuple[Any, 
     """Whether the model's reasoning repeats what the public packet withholds: an item's
     raw provider ref, or the summary of a record whose content is not exposed. The
     receipt is public: the model writes its summary, the library keeps it public-safe."""
-    folded = summary.casefold()
     for item, result in zip(items, results, strict=False):
-        if item.memory_ref.casefold() in folded:
+        if item.memory_ref in summary:
             return True
-        withheld = item.content_summary
-        if (
-            not result.content_exposed
-            and len(withheld) >= _REPEAT_MIN
-            and withheld.casefold() in folded
-        ):
-            return True
+        if not result.content_exposed:
+            withheld = item.content_summary
+            if len(withheld) >= _REPEAT_MIN and withheld in summary:
+                return True
     return False
 
 
