@@ -402,3 +402,43 @@ def test_concurrent_configure_runs_lose_no_goal(tmp_path: Path) -> None:
     goals = [goal.goal_id for goal in load_activation_registry(target).goals]
     assert goals == [f"goal-{index}" for index in range(8)]
     assert sorted(p.name for p in target.parent.iterdir()) == ["activation.json"]
+
+
+@pytest.mark.parametrize("linked", ["file", "directory"])
+def test_a_pointer_that_leads_outside_the_root_through_a_symlink_is_refused(
+    tmp_path: Path, linked: str
+) -> None:
+    """The no-`..` rule is about where the pointer leads: a symlink on the way to a config
+    outside the project root makes it invalid (configure) and unavailable (runtime)."""
+    from reward_memory.experiment import resolve_experiment
+
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    write_json(outside / "config.json", config_data())
+    root.mkdir()
+    if linked == "file":
+        (root / "link.json").symlink_to(outside / "config.json")
+        pointer = "link.json"
+    else:
+        (root / "config").symlink_to(outside, target_is_directory=True)
+        pointer = "config/config.json"
+    activation = root / "activation.json"
+    change = configure_goal(
+        activation, goal_id="g", config_path=pointer, agents=("agent:a",), execute=True
+    )
+    assert (change.config_status, change.config_reason_code) == ("invalid", "config_path_traversal")
+    runtime = resolve_experiment(activation, goal_id="g", agent_id="agent:a")
+    assert not runtime.available
+    assert runtime.reason_code == "config_unavailable_or_invalid"
+
+
+def test_a_symlink_that_stays_inside_the_root_is_followed(tmp_path: Path) -> None:
+    from reward_memory.experiment import resolve_experiment
+
+    write_json(tmp_path / "configs" / "real.json", config_data())
+    (tmp_path / "current.json").symlink_to(tmp_path / "configs" / "real.json")
+    activation = tmp_path / "activation.json"
+    change = configure_goal(
+        activation, goal_id="g", config_path="current.json", agents=("agent:a",), execute=True
+    )
+    assert change.config_status == "valid"
+    assert resolve_experiment(activation, goal_id="g", agent_id="agent:a").available

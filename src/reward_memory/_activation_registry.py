@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_ACTIVATION_PATH",
+    "config_file",
     "config_root",
     "configure_goal",
     "load_activation_registry",
@@ -201,12 +202,26 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+def config_file(base: Path, pointer: str) -> Path | None:
+    """The file a config pointer names under the project root ``base``; ``None`` when it
+    leads outside the root (a symlink on the way: the pointer's relative, no-``..`` rule
+    is about where it leads, not only how it is spelled)."""
+    target = base / pointer
+    try:
+        inside = target.resolve().is_relative_to(base.resolve())
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable link
+        return None
+    return target if inside else None
+
+
 def _config_status(base: Path, pointer: str | None) -> tuple[ConfigStatus, str | None]:
     if pointer is None:
         return "not_checked", None
     from reward_memory.experiment import load_experiment_config  # noqa: PLC0415
 
-    target = base / pointer
+    target = config_file(base, pointer)
+    if target is None:
+        return "invalid", "config_path_traversal"
     if not target.is_file():
         return "missing", "config_missing"
     try:

@@ -30,7 +30,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from reward_memory._activation_registry import DEFAULT_ACTIVATION_PATH, config_root
+from reward_memory._activation_registry import (
+    DEFAULT_ACTIVATION_PATH,
+    config_file,
+    config_root,
+)
 from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records.activation_registry import (
@@ -333,7 +337,14 @@ def resolve_registry(
     reason = _gate(goal, agent)
     if reason is not None or goal is None:
         return ExperimentRuntime(goal_id=goal_name, agent_id=agent, reason_code=reason, goal=goal)
-    target = Path(base_dir) / goal.config_path
+    target = config_file(Path(base_dir), goal.config_path)
+    if target is None:  # it leads outside the project root
+        return ExperimentRuntime(
+            goal_id=goal_name,
+            agent_id=agent,
+            reason_code="config_unavailable_or_invalid",
+            goal=goal,
+        )
     if not target.is_file():
         return ExperimentRuntime(
             goal_id=goal_name, agent_id=agent, reason_code="config_missing", goal=goal
