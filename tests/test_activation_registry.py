@@ -442,3 +442,18 @@ def test_a_symlink_that_stays_inside_the_root_is_followed(tmp_path: Path) -> Non
     )
     assert change.config_status == "valid"
     assert resolve_experiment(activation, goal_id="g", agent_id="agent:a").available
+
+
+def test_a_symlinked_activation_file_is_written_through_its_link(tmp_path: Path) -> None:
+    """The link stays a link and names the updated registry (no stale copy beside it)."""
+    from reward_memory._activation_registry import load_activation_registry
+
+    write_json(tmp_path / "c.json", config_data())
+    real = tmp_path / "shared" / "activation.json"
+    configure_goal(real, goal_id="g", config_path="c.json", agents=("agent:a",), execute=True)
+    link = tmp_path / "activation.json"
+    link.symlink_to(real)
+    configure_goal(link, goal_id="h", config_path="c.json", agents=("agent:b",), execute=True)
+    assert link.is_symlink()
+    goals = {goal.goal_id for goal in load_activation_registry(real).goals}
+    assert goals == {"g", "h"}

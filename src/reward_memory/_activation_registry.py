@@ -133,10 +133,13 @@ def plan_change(
 
 
 def write_activation_registry(path: str | os.PathLike[str], registry: ActivationRegistry) -> None:
-    """Write the registry atomically: temp file in the same directory, fsync, ``os.replace``."""
+    """Write the registry atomically: temp file in the same directory, fsync, ``os.replace``
+    (through a symlink: the file it names is replaced, the link stays)."""
     from reward_memory.records._plain import to_plain  # noqa: PLC0415
 
     target = Path(path)
+    if target.is_symlink():  # the registry is the file the link names: replace that, keep the link
+        target = target.resolve()
     text = json.dumps(to_plain(registry), indent=2, ensure_ascii=False) + "\n"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
