@@ -37,6 +37,7 @@ from reward_memory.records.dogfood import (
     check_unique,
     readiness_reasons,
 )
+from reward_memory.records.dogfood_batch import control_counts
 from reward_memory.records.operator import RECEIPT_STATUSES
 from reward_memory.text import compact_text
 
@@ -194,9 +195,7 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
         authority_verified=verified,
         provider_write_performed=wrote,
         readback_verified=read_back,
-        counted=status in (None, "control_ready", "completed")
-        and verified
-        and (read_back or not wrote),
+        counted=control_counts(status, verified, wrote, read_back),
         status=status,
     )
 

@@ -30,6 +30,14 @@ from reward_memory.records.operator import RECEIPT_STATUSES
 # A control's statuses under which it was performed (a dry run's, a completed one's).
 _PERFORMED: Final = frozenset({None, "control_ready", "completed"})
 
+
+def control_counts(status: str | None, verified: bool, wrote: bool, read_back: bool) -> bool:
+    """Whether an operator control counts towards readiness: it did not fail (the
+    original's receipts carry no status), its authority was verified, and a write it
+    performed was read back."""
+    return status in _PERFORMED and verified and (read_back or not wrote)
+
+
 # -- batch ----------------------------------------------------------------------------------
 
 
@@ -51,10 +59,11 @@ class ControlSummary:
     )
 
     def __attrs_post_init__(self) -> None:
-        counts = (
-            self.status in _PERFORMED
-            and self.authority_verified
-            and (self.readback_verified or not self.provider_write_performed)
+        counts = control_counts(
+            self.status,
+            self.authority_verified,
+            self.provider_write_performed,
+            self.readback_verified,
         )
         if self.counted != counts:
             raise bad(
