@@ -31,7 +31,7 @@ from reward_memory.records.application import ApplicationReceipt, ApplicationRes
 from reward_memory.testing import InMemoryProvider
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from reward_memory.providers.spi import Provider
@@ -608,6 +608,48 @@ def test_a_reasoning_that_repeats_withheld_content_fails_open(provider: Provider
     result = apply(BASE, session, application_id="application:10", apply_memory=model)
     assert result.status == "failed"
     assert item.content_summary not in json.dumps(wire.dump(result))
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        lambda text: text.rstrip("."),
+        lambda text: text.lower(),
+        lambda text: text.upper().replace(" ", "  "),
+        lambda text: "Applied, because " + " ".join(text.split()[:5]) + " and so on",
+        lambda text: text.replace(" ", ", "),
+    ],
+    ids=["no-full-stop", "lower-case", "upper-spaced", "partial-copy", "punctuated"],
+)
+def test_a_reasoning_that_repeats_withheld_content_loosely_fails_open(
+    provider: Provider, echo: Callable[[str], str]
+) -> None:
+    """A repeat is read as words: case, punctuation and a copied part still repeat it."""
+    session = _private_session(provider)
+    (item,) = session.items
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary=echo(item.content_summary))
+
+    result = apply(BASE, session, application_id="application:10", apply_memory=model)
+    assert (result.status, result.output) == ("failed", BASE)
+    assert result.receipt.reasoning_summary == SUMMARY_REPEATS_WITHHELD
+
+
+def test_a_reasoning_sharing_a_few_words_with_withheld_content_is_kept(
+    provider: Provider,
+) -> None:
+    session = _private_session(provider)
+    (item,) = session.items
+    words = item.content_summary.split()
+    assert len(words) >= 6
+    shared = " ".join(words[:4])  # four consecutive words: below the repeat run
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary=f"The rule fits: {shared} here.")
+
+    result = apply(BASE, session, application_id="application:10", apply_memory=model)
+    assert result.status == "applied"
 
 
 def test_a_reasoning_that_repeats_exposed_content_is_kept(provider: Provider) -> None:

@@ -187,3 +187,29 @@ def test_provider_raising_anything_else_is_failed(
     _valid(packet)
     assert packet["check"]["status"] == "failed"
     assert packet["check"]["detail"] == "inventory raised KeyError"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "None",
+        "'yes'",
+        "Inventory(provider_id='odd', available=True, corpus_present=True,"
+        " record_count='3', index_present=True)",
+    ],
+)
+def test_provider_answering_a_malformed_inventory_is_failed(
+    capsys: pytest.CaptureFixture[str], dists: Distributions, answer: str
+) -> None:
+    module = dists.unique("rm_cli_odd")
+    source = GOOD_PROVIDER.format(provider_id="odd") + (
+        "\n    def inventory(self, **kwargs):\n"
+        "        from reward_memory.providers.spi import Inventory\n"
+        f"        return {answer}\n"
+    )
+    dists.install("rm-cli-odd", {"odd": f"{module}:Provider"}, {module: source})
+    code, packet = _run(capsys, "--check", "odd://")
+    assert code == 0
+    _valid(packet)
+    assert packet["check"]["status"] == "failed"
+    assert packet["check"].get("record_count") is None

@@ -36,6 +36,7 @@ from reward_memory.experiment import (
     resolve_experiment,
     runtime_from_records,
 )
+from reward_memory.providers.spi import Inventory
 from reward_memory.records.activation_registry import ActivationGoal, ExperimentStatus
 from reward_memory.records.recall import ProviderBinding
 from reward_memory.testing import InMemoryProvider
@@ -278,6 +279,47 @@ def test_a_provider_that_raises_anything_is_failed_not_a_crash(tmp_path: Path) -
     packet = experiment_status(_resolve(experiment_dir(tmp_path)), provider=Broken())
     assert packet.provider_health is not None
     assert packet.provider_health.status == "failed"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        None,
+        "available",
+        {"available": True},
+        Inventory(
+            provider_id="memory",
+            available=True,
+            corpus_present=True,
+            record_count="many",  # type: ignore[arg-type]
+            index_present=True,
+        ),
+        Inventory(
+            provider_id="memory",
+            available=1,
+            corpus_present=True,
+            record_count=1,
+            index_present=True,
+        ),  # type: ignore[arg-type]
+        Inventory(
+            provider_id="memory",
+            available=True,
+            corpus_present=True,
+            record_count=-1,
+            index_present=True,
+        ),
+    ],
+    ids=["none", "str", "dict", "count-str", "available-int", "count-negative"],
+)
+def test_a_malformed_inventory_answer_is_failed_not_a_crash(tmp_path: Path, answer: Any) -> None:
+    class Malformed(InMemoryProvider):
+        def inventory(self, **_: Any) -> Any:
+            return answer
+
+    packet = experiment_status(_resolve(experiment_dir(tmp_path)), provider=Malformed())
+    assert packet.provider_health is not None
+    assert packet.provider_health.status == "failed"
+    assert packet.provider_health.corpora == ()
 
 
 def test_an_uninstalled_provider_is_load_failed(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ import copy
 import functools
 import hashlib
 import inspect
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
@@ -91,6 +92,9 @@ BASE_NOT_COPYABLE: Final = "application_base_output_not_copyable"
 SUMMARY_REPEATS_WITHHELD: Final = "model_reasoning_repeats_withheld_content"
 # A withheld summary shorter than this is too short for a repeat to mean anything.
 _REPEAT_MIN: Final = 12
+# This many consecutive words of a withheld summary in the reasoning are a repeat.
+_REPEAT_WORDS: Final = 5
+_WORD: Final = re.compile(r"[^\W_]+")
 _DECISION_KEYS: Final = frozenset(
     {"outcome", "output", "memory_refs", "reasoning_summary", "current_artifact_verified"}
 )
@@ -323,15 +327,41 @@ def apply(
 def _repeats_withheld(summary: str, items: tuple[Any, ...], results: tuple[Any, ...]) -> bool:
     """Whether the model's reasoning repeats what the public packet withholds: an item's
     raw provider ref, or the summary of a record whose content is not exposed. The
-    receipt is public: the model writes its summary, the library keeps it public-safe."""
+    receipt is public: the model writes its summary, the library keeps it public-safe.
+
+    A repeat is read as words, not as one exact string: any run of
+    :data:`_REPEAT_WORDS` consecutive words of the withheld summary (case and
+    punctuation aside), or all of it when it is shorter, found as consecutive words
+    of the reasoning. A dropped full stop, another case or a copied half would
+    otherwise carry private text into the receipt.
+    """
+    folded: tuple[str, ...] | None = None
     for item, result in zip(items, results, strict=False):
-        if item.memory_ref in summary:
+        if item.memory_ref in summary or item.memory_ref.casefold() in summary.casefold():
             return True
         if not result.content_exposed:
             withheld = item.content_summary
-            if len(withheld) >= _REPEAT_MIN and withheld in summary:
+            if len(withheld) < _REPEAT_MIN:
+                continue
+            if folded is None:
+                folded = _words(summary)
+            if _shares_a_run(_words(withheld), folded):
                 return True
     return False
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.casefold()))
+
+
+def _shares_a_run(withheld: tuple[str, ...], reasoning: tuple[str, ...]) -> bool:
+    """Whether ``reasoning`` holds ``_REPEAT_WORDS`` consecutive words of ``withheld``
+    (all of ``withheld`` when it has fewer)."""
+    size = min(_REPEAT_WORDS, len(withheld))
+    if size == 0 or len(reasoning) < size:
+        return False
+    runs = {withheld[i : i + size] for i in range(len(withheld) - size + 1)}
+    return any(reasoning[i : i + size] in runs for i in range(len(reasoning) - size + 1))
 
 
 def _fail_open(

@@ -394,6 +394,7 @@ def _inventory(
     provider: Provider, route_bindings: dict[str, ProviderBinding], timeout: float
 ) -> ProviderHealthSummary:
     from reward_memory.errors import ProviderUnavailable  # noqa: PLC0415
+    from reward_memory.providers.spi import well_formed_inventory  # noqa: PLC0415
     from reward_memory.records.activation_registry import (  # noqa: PLC0415
         CorpusInventorySummary,
         ProviderHealthSummary,
@@ -414,16 +415,18 @@ def _inventory(
             )
         except Exception:  # noqa: BLE001 - a broken provider is a status, never a crash
             return ProviderHealthSummary(status="failed")
-        available = bool(inventory.available)
+        if not well_formed_inventory(inventory):
+            return ProviderHealthSummary(status="failed")
+        available = inventory.available
         if not available:
             overall = "provider_unavailable"
         corpora.append(
             CorpusInventorySummary(
                 corpus_id=corpus_id,
                 available=available,
-                corpus_present=bool(inventory.corpus_present),
-                record_count=max(0, int(inventory.record_count)),
-                index_present=bool(inventory.index_present),
+                corpus_present=inventory.corpus_present,
+                record_count=inventory.record_count,
+                index_present=inventory.index_present,
             )
         )
     return ProviderHealthSummary(status=overall, corpora=tuple(corpora))

@@ -92,6 +92,7 @@ def _detail(exc: BaseException, *, limit: int = 200) -> str:
 def _check(url: str, args: argparse.Namespace) -> ProviderCheck:
     from reward_memory.digests import short_digest
     from reward_memory.providers import discovery
+    from reward_memory.providers.spi import well_formed_inventory
     from reward_memory.records.providers import ProviderCheck
 
     # Finite and bounded: inf or 1e20 seconds is no timeout a provider can wait for.
@@ -140,12 +141,14 @@ def _check(url: str, args: argparse.Namespace) -> ProviderCheck:
     finally:
         with contextlib.suppress(Exception):
             provider.close()
+    if not well_formed_inventory(inventory):
+        return report("failed", "inventory answered something that is not an Inventory")
     return report(
         "available" if inventory.available else "provider_unavailable",
-        provider_available=bool(inventory.available),
-        corpus_present=bool(inventory.corpus_present),
-        record_count=int(inventory.record_count),
-        index_present=bool(inventory.index_present),
+        provider_available=inventory.available,
+        corpus_present=inventory.corpus_present,
+        record_count=inventory.record_count,
+        index_present=inventory.index_present,
     )
 
 

@@ -160,6 +160,20 @@ class Inventory:
     index_present: bool
 
 
+def well_formed_inventory(answer: object) -> bool:
+    """Whether a provider's ``inventory`` answer is an :class:`Inventory` of the right types
+    (the class has no validators: a third-party provider can build one of anything, and
+    the core treats any other answer as a failed provider, never as a crash)."""
+    return (
+        isinstance(answer, Inventory)
+        and type(answer.available) is bool
+        and type(answer.corpus_present) is bool
+        and type(answer.record_count) is int
+        and answer.record_count >= 0
+        and type(answer.index_present) is bool
+    )
+
+
 @runtime_checkable
 class Provider(Protocol):
     """The provider SPI (version :data:`SPI_VERSION`)."""
