@@ -45,6 +45,8 @@ _DOMAIN: Final = b"reward-memory/openviking/ref/v1\n"
 _PLAIN: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _MAX_ESCAPED: Final = 96
+_LEAF: Final = "rm-"
+_PLAIN_MARK: Final = "s-"
 _PEER_SCOPE: Final = re.compile(r"viking://user/([^/]+)/peers/([^/]+)/resources(?:/.*)?")
 
 
@@ -96,6 +98,44 @@ def check_resources_uri(uri: str, path: str) -> str:
     )
 
 
+def check_no_reserved_segment(uri: str, path: str) -> None:
+    """Refuse a URI that passes through a records directory (a segment ``rm-...``)."""
+    if any(segment.startswith(_LEAF) for segment in uri[len("viking://") :].split("/")):
+        raise RecordValidationError(
+            f"must not hold a segment starting with {_LEAF!r}: that names a scope's "
+            "records directory, and a scope inside another's would share its records",
+            path=path,
+            code="invalid_value",
+        )
+
+
+def _own_directory(ref: str, root: str) -> str:
+    """The base of a ``viking://`` scope_ref, refused where another scope lives.
+
+    One directory per scope, and no scope inside another's: a trailing ``/`` would
+    name the same directory as the ref without it; a segment ``rm-...`` would lie
+    inside a records directory (or a record's own); ``<root>/s-...`` is where the
+    plain scope_refs live.
+    """
+    path = "$.scope.scope_ref"
+    if ref.endswith("/"):
+        raise RecordValidationError(
+            "must not end with '/' (it would name the same directory as the ref without it)",
+            path=path,
+            code="invalid_value",
+        )
+    base = check_resources_uri(ref, path)
+    check_no_reserved_segment(base, path)
+    if base.startswith(f"{root}/{_PLAIN_MARK}"):
+        raise RecordValidationError(
+            f"must not lie under the provider's root followed by {_PLAIN_MARK!r}: that is "
+            "where plain scope_refs are kept, so it would share another scope's records",
+            path=path,
+            code="invalid_value",
+        )
+    return base
+
+
 class Layout:
     """The records directory of one scope, and the URI of each of its records."""
 
@@ -104,10 +144,10 @@ class Layout:
     def __init__(self, scope: ProviderScope, root: str) -> None:
         ref = scope.scope_ref
         if ref.startswith("viking:"):
-            base = check_resources_uri(ref, "$.scope.scope_ref")
+            base = _own_directory(ref, root)
         else:
-            base = f"{root}/s-{escape(ref)}"
-        leaf = "rm-" + escape(scope.namespace)
+            base = f"{root}/{_PLAIN_MARK}{escape(ref)}"
+        leaf = _LEAF + escape(scope.namespace)
         if scope.actor_peer_id is not None:
             leaf += "-" + escape(scope.actor_peer_id)
         self.directory: str = f"{base}/{leaf}"

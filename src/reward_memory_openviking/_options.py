@@ -25,7 +25,11 @@ from typing import Any, Final, Literal
 import attrs
 
 from reward_memory.errors import ProviderConfigError, RecordValidationError
-from reward_memory_openviking._layout import DEFAULT_ROOT, check_resources_uri
+from reward_memory_openviking._layout import (
+    DEFAULT_ROOT,
+    check_no_reserved_segment,
+    check_resources_uri,
+)
 
 AuthMode = Literal["api_key", "trusted", "dev"]
 ProcessingMode = Literal["vectors_only", "semantic_and_vectors"]
@@ -138,6 +142,7 @@ def build_options(given: dict[str, Any], environ: dict[str, str] | None = None) 
         raise _bad("root", "must be a viking:// URI")
     try:
         root = check_resources_uri(root, "root")
+        check_no_reserved_segment(root, "root")  # plain scopes inside a records directory
     except RecordValidationError as exc:
         raise _bad("root", exc.message) from None
     actor_peer = given.get("actor_peer")

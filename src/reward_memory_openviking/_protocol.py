@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.errors import ProviderUnavailable, RecordValidationError
 from reward_memory.providers.spi import (
+    MAX_CONTENT_BYTES,
     DeleteResult,
     Inventory,
     ReadResult,
@@ -55,6 +56,10 @@ _BACKOFF_MAX: Final = 1.0
 _RETRY_STATUSES: Final = frozenset({429, 502, 503})
 _INDEX_DONE: Final = frozenset({"complete", "completed", "skipped"})
 _NO_HITS: Final = SearchResult()
+#: The largest response body a call reads: a record's content (at most
+#: MAX_CONTENT_BYTES) JSON-escaped (up to six bytes for one) in its envelope, with room
+#: to spare. Anything larger is no answer a write of this provider could have made.
+MAX_BODY_BYTES: Final = 8 * MAX_CONTENT_BYTES
 
 
 class OpenVikingAuthError(ProviderUnavailable):
@@ -129,6 +134,39 @@ class Deadline:
                 f"openviking {self.op} did not finish in time", reason_code="provider_timeout"
             )
         return left
+
+
+class Receiving:
+    """One response body as it arrives, held to the call's time and to a size bound.
+
+    httpx's timeout bounds each read, not the whole body: a server that sends one
+    byte at a time would keep a call going far past its deadline, and one that sends
+    400 MiB would have it buffered. Each chunk is checked as it comes.
+    """
+
+    __slots__ = ("_body", "_end", "op")
+
+    def __init__(self, seconds: float, op: str) -> None:
+        self._end = time.monotonic() + seconds
+        self._body = bytearray()
+        self.op = op
+
+    def announced(self, length: str | None) -> None:
+        """Refuse a body whose announced length is over the bound before reading it."""
+        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise bad_response(self.op, "the body is larger than any answer can be")
+
+    def take(self, chunk: bytes) -> None:
+        self._body += chunk
+        if len(self._body) > MAX_BODY_BYTES:
+            raise bad_response(self.op, "the body is larger than any answer can be")
+        if time.monotonic() > self._end:
+            raise ProviderUnavailable(
+                f"openviking {self.op} did not finish in time", reason_code="provider_timeout"
+            )
+
+    def reply(self, status: int) -> Reply:
+        return Reply(status, bytes(self._body))
 
 
 def bad_response(op: str, problem: str) -> ProviderUnavailable:

@@ -37,6 +37,7 @@ from reward_memory_openviking._protocol import (
     Pause,
     Plan,
     Protocol,
+    Receiving,
     Reply,
 )
 from reward_memory_openviking.provider import (
@@ -198,17 +199,21 @@ class AsyncOpenVikingProvider:
             plan.close()
 
     async def _send(self, call: Call, op: str) -> Reply:
+        body = Receiving(call.timeout, op)
         try:
-            response = await self._client.request(
+            async with self._client.stream(
                 call.method,
                 call.path,
                 params=call.params,
                 json=call.json,
                 headers=call.headers,
                 timeout=call.timeout,
-            )
+            ) as response:
+                body.announced(response.headers.get("content-length"))
+                async for chunk in response.aiter_bytes():
+                    body.take(chunk)
+                return body.reply(response.status_code)
         except httpx.HTTPError as exc:
             raise _transport_error(exc, op) from None
         except RuntimeError:
             raise ProviderUnavailable("the openviking provider is closed") from None
-        return Reply(response.status_code, response.content)

@@ -60,6 +60,7 @@ from reward_memory_openviking._protocol import (
     Pause,
     Plan,
     Protocol,
+    Receiving,
     Reply,
 )
 
@@ -345,17 +346,21 @@ class OpenVikingProvider:
             plan.close()
 
     def _send(self, client: httpx.Client, call: Call, op: str) -> Reply:
+        body = Receiving(call.timeout, op)
         try:
-            response = client.request(
+            with client.stream(
                 call.method,
                 call.path,
                 params=call.params,
                 json=call.json,
                 headers=call.headers,
                 timeout=call.timeout,
-            )
+            ) as response:
+                body.announced(response.headers.get("content-length"))
+                for chunk in response.iter_bytes():
+                    body.take(chunk)
+                return body.reply(response.status_code)
         except self._http_error as exc:
             raise _transport_error(exc, op) from None
         except RuntimeError:  # the client was closed by another thread meanwhile
             raise ProviderUnavailable("the openviking provider is closed") from None
-        return Reply(response.status_code, response.content)

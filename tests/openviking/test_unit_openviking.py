@@ -280,6 +280,95 @@ def test_uri_scopes_and_nested_hits() -> None:
 
 
 @pytest.mark.parametrize(
+    ("plain", "uri"),
+    [
+        # A viking:// scope_ref naming the directory the root gives a plain one.
+        ("fooX", "viking://resources/reward-memory/s-fooX"),
+        ("main", "viking://resources/reward-memory/s-main"),
+    ],
+)
+def test_a_uri_scope_never_names_a_plain_scopes_directory(plain: str, uri: str) -> None:
+    root = "viking://resources/reward-memory"
+    Layout(ProviderScope(namespace="n", scope_ref=plain), root)
+    with pytest.raises(RecordValidationError) as caught:
+        Layout(ProviderScope(namespace="n", scope_ref=uri), root)
+    assert caught.value.path == "$.scope.scope_ref"
+
+
+@pytest.mark.parametrize("suffix", ["/", "//"])
+def test_a_trailing_slash_is_refused_not_folded(suffix: str) -> None:
+    """``.../tX/`` would name the directory of ``.../tX``: two scopes, one directory."""
+    Layout(ProviderScope(namespace="n", scope_ref="viking://resources/tX"), "viking://resources/r")
+    with pytest.raises(RecordValidationError):
+        Layout(
+            ProviderScope(namespace="n", scope_ref="viking://resources/tX" + suffix),
+            "viking://resources/r",
+        )
+
+
+def test_a_scope_inside_another_scopes_records_is_refused() -> None:
+    """Inside a records directory, or inside one record's own directory, a scope would lose
+    its records to the other's delete and crowd the other's searches."""
+    outer = Layout(ProviderScope(namespace="ns", scope_ref="viking://resources/crX"), "r")
+    for inner in (
+        outer.directory,  # viking://resources/crX/rm-ns
+        outer.claim(outer.ref_hex("k")),  # a record's own directory
+        "viking://resources/x/rm-other/y",
+    ):
+        with pytest.raises(RecordValidationError):
+            Layout(ProviderScope(namespace="ns", scope_ref=inner), "r")
+    with pytest.raises(ProviderConfigError):
+        provider(Server(), root="viking://resources/x/rm-ns")
+
+
+_SEGMENTS = st.lists(
+    st.sampled_from(["a", "ab", "s-a", "s-main", "rm-n", "rm-ns", "x", "reward-memory"]),
+    min_size=0,
+    max_size=4,
+)
+
+
+_SCOPE_REFS = st.one_of(
+    _TOKENS,
+    st.sampled_from(["a", "main", "s-a"]),
+    _SEGMENTS.map(lambda parts: "viking://resources/" + "/".join(parts)),
+)
+
+
+@given(
+    _SCOPE_REFS, _SCOPE_REFS, _SEGMENTS, st.sampled_from(["n", "ns"]), st.sampled_from(["n", "ns"])
+)
+def test_no_accepted_scope_lies_in_or_on_another(
+    ref1: str, ref2: str, extra: list[str], ns1: str, ns2: str
+) -> None:
+    """Plain and viking:// scope_refs alike: two scopes accepted by one provider never share
+    a directory, and neither directory lies inside the other (``ref2`` is also tried as
+    ``ref1`` extended by a few segments, and as the directory ``ref1``'s layout names)."""
+    root = "viking://resources/reward-memory"
+
+    def layout(ref: str, ns: str) -> Layout | None:
+        try:
+            return Layout(ProviderScope(namespace=ns, scope_ref=ref), root)
+        except RecordValidationError:
+            return None
+
+    one = layout(ref1, ns1)
+    if one is None:
+        return
+    suffix = "/".join(extra)
+    others = [ref2, one.directory, *([f"{one.directory}/{suffix}"] if suffix else [])]
+    if ref1.startswith("viking:") and suffix:
+        others.append(f"{ref1}/{suffix}")
+    for other in others:
+        two = layout(other, ns2)
+        if two is None or (other, ns2) == (ref1, ns1):
+            continue
+        assert one.directory != two.directory
+        assert not one.directory.startswith(two.directory + "/")
+        assert not two.directory.startswith(one.directory + "/")
+
+
+@pytest.mark.parametrize(
     "scope_ref",
     [
         "viking://user/u1/memories/prefs",  # rewritten on the server: not exact
@@ -611,6 +700,81 @@ def test_faults_map_to_provider_unavailable(handler: Handler, reason: str, opera
     assert "user-key" not in str(caught.value)
     assert "viking://" not in str(caught.value)
     p.close()
+
+
+class _Drip(httpx.SyncByteStream):
+    """A body that arrives one byte every ``pause`` seconds (headers at once)."""
+
+    def __init__(self, body: bytes, pause: float) -> None:
+        self.body = body
+        self.pause = pause
+
+    def __iter__(self) -> Any:
+        for index in range(len(self.body)):
+            time.sleep(self.pause)
+            yield self.body[index : index + 1]
+
+
+def test_a_body_that_drips_is_cut_at_the_call_deadline() -> None:
+    """httpx bounds each read; the call's timeout bounds the whole body too."""
+    body = json.dumps({"status": "ok", "result": "x" * 200}).encode()
+    p = provider(lambda r: httpx.Response(200, stream=_Drip(body, 0.05)), retries=0)
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailable) as caught:
+        p.read(scope=SCOPE, ref="openviking:" + "a" * 32, timeout=0.5)
+    assert caught.value.reason_code == "provider_timeout"
+    assert time.monotonic() - started < 2.0  # the whole body would take over 10 s
+    p.close()
+
+
+class _Endless(httpx.SyncByteStream):
+    def __iter__(self) -> Any:
+        chunk = b"x" * (1 << 20)
+        while True:
+            yield chunk
+
+
+@pytest.mark.parametrize("announced", [True, False])
+def test_a_body_larger_than_any_answer_is_a_bad_response(announced: bool) -> None:
+    from reward_memory_openviking._protocol import MAX_BODY_BYTES
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if announced:
+            return httpx.Response(
+                200, headers={"content-length": str(MAX_BODY_BYTES + 1)}, stream=_Endless()
+            )
+        return httpx.Response(200, stream=_Endless())
+
+    p = provider(handler, retries=0)
+    with pytest.raises(ProviderUnavailable) as caught:
+        p.read(scope=SCOPE, ref="openviking:" + "a" * 32, timeout=30.0)
+    assert caught.value.reason_code == "provider_bad_response"
+    p.close()
+
+
+def test_the_async_twin_cuts_a_dripping_body_too() -> None:
+    class _ADrip(httpx.AsyncByteStream):
+        async def __aiter__(self) -> Any:
+            for _ in range(200):
+                await asyncio.sleep(0.05)
+                yield b" "
+
+    async def run() -> str:
+        client_transport = httpx.MockTransport(lambda r: httpx.Response(200, stream=_ADrip()))
+        p = AsyncOpenVikingProvider(
+            base_url="http://ov.test:1933", api_key="user-key", transport=client_transport
+        )
+        try:
+            await p.read(scope=SCOPE, ref="openviking:" + "a" * 32, timeout=0.5)
+        except ProviderUnavailable as exc:
+            return exc.reason_code
+        finally:
+            await p.aclose()
+        return "no error"
+
+    started = time.monotonic()
+    assert asyncio.run(run()) == "provider_timeout"
+    assert time.monotonic() - started < 2.0
 
 
 def test_closed_provider_is_unavailable() -> None:
