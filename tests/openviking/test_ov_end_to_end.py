@@ -84,7 +84,7 @@ def experiment(
     Nothing injects the provider: ``open_experiment`` builds it from the config's
     provider id, and the provider reads the server and key from the environment.
     """
-    scope_ref = f"viking://resources/rm-e2e-{uuid.uuid4().hex[:10]}/issue-fix-policies"
+    scope_ref = f"viking://resources/e2e-{uuid.uuid4().hex[:10]}/issue-fix-policies"
     (tmp_path / "config.json").write_text(json.dumps(openviking_config(scope_ref)), "utf-8")
     activation = tmp_path / "activation.json"
     rm.configure_goal(
@@ -191,7 +191,7 @@ def cli(*argv: str, key: str) -> subprocess.CompletedProcess[str]:
 def test_cli_recall_and_provider_check(
     openviking: LocalOpenViking, fresh_tenant: Tenant, tmp_path: Path
 ) -> None:
-    scope_ref = f"viking://resources/rm-cli-{uuid.uuid4().hex[:10]}/review-policy"
+    scope_ref = f"viking://resources/cli-{uuid.uuid4().hex[:10]}/review-policy"
     bound = binding(scope_ref=scope_ref, provider_id="openviking")
     with OpenVikingProvider(base_url=openviking.base_url, api_key=fresh_tenant.key) as direct:
         for index in range(2):

@@ -33,7 +33,7 @@ Make = Callable[..., OpenVikingProvider]
 
 def bound_scope() -> ProviderBinding:
     return binding(
-        scope_ref=f"viking://resources/rm-fault-{uuid.uuid4().hex[:10]}/review-policy",
+        scope_ref=f"viking://resources/fault-{uuid.uuid4().hex[:10]}/review-policy",
         provider_id="openviking",
     )
 

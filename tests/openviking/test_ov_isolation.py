@@ -70,9 +70,6 @@ def assert_invisible(
         ("{u}/a_b", "{u}/axb"),
         ("{u}/a_b", "{u}/a-b"),
         ("viking://resources/{u}/a_b", "viking://resources/{u}/aXb"),
-        # The second scope's records directory lies inside the first's.
-        ("viking://resources/{u}/a", "viking://resources/{u}/a/rm-rm_2dtest"),
-        ("viking://resources/{u}/a/rm-rm_2dtest", "viking://resources/{u}/a"),
     ],
 )
 def test_sibling_and_wildcard_scope_refs_share_nothing(
@@ -92,6 +89,32 @@ def test_sibling_and_wildcard_scope_refs_share_nothing(
     assert provider.inventory(scope=home).record_count == 1
     assert provider.inventory(scope=away).record_count == 1
     assert provider.read(scope=home, ref=written.ref).content == f"governed record {word}"
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        "viking://resources/{u}/a/rm-rm_2dtest",  # the first scope's records directory
+        "viking://resources/{u}/a/rm-rm_2dtest/sub",
+        "viking://resources/{u}/a/",  # the first scope's own directory, spelt again
+    ],
+)
+def test_a_scope_inside_or_on_another_is_refused_before_any_request(
+    make_provider: Make, shared_tenant: Tenant, inside: str
+) -> None:
+    """A scope inside another's records directory would lose its records to the other's
+    deletes and crowd its searches; it is refused, not isolated after the fact."""
+    base = unique()
+    provider = make_provider(shared_tenant)
+    home = ProviderScope(namespace="rm-test", scope_ref=f"viking://resources/{base}/a")
+    written = provider.write(scope=home, key="doc-1", content="governed record")
+    with pytest.raises(RecordValidationError):
+        provider.write(
+            scope=ProviderScope(namespace="rm-test", scope_ref=inside.format(u=base)),
+            key="doc-1",
+            content="neighbour record",
+        )
+    assert provider.read(scope=home, ref=written.ref).content == "governed record"
 
 
 @pytest.mark.parametrize("query", ["%", "_", "*", "?", "%%", "*?", "% _ * ?"])
