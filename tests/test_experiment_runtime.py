@@ -145,6 +145,21 @@ def test_a_config_that_breaks_a_rule_is_unavailable(tmp_path: Path) -> None:
     )
 
 
+def test_a_provider_url_naming_a_local_path_makes_the_config_invalid(tmp_path: Path) -> None:
+    """``sqlite:///home/...`` is a local path: it may not reach the public status packet."""
+    text = json.dumps(config_data()).replace('"memory"', '"sqlite:///home/alice/m.db"')
+    runtime = _resolve(experiment_dir(tmp_path, config=json.loads(text)))
+    _unavailable(runtime, "config_unavailable_or_invalid", "config_invalid")
+    assert "/home/alice" not in json.dumps(wire.dump(experiment_status(runtime)))
+
+
+def test_the_status_names_the_provider_by_its_id_only(tmp_path: Path) -> None:
+    text = json.dumps(config_data()).replace('"memory"', '"memory://"')
+    packet = experiment_status(_resolve(experiment_dir(tmp_path, config=json.loads(text))))
+    assert packet.available
+    assert packet.provider_id == "memory"
+
+
 def test_programmer_errors_still_raise(tmp_path: Path) -> None:
     activation = experiment_dir(tmp_path)
     with pytest.raises(TypeError):

@@ -144,6 +144,16 @@ CREDENTIALS: list[tuple[str, str]] = [
     ("query_api_key", "https://api.example.com/v1/items?api_key=abcdef0123456789"),
     ("query_token", "see https://example.com/cb?token=abcdef0123456789&x=1"),
     ("query_signature", "https://bucket.example.com/o?X=1&sig=0123456789abcdefABCDEF%3D"),
+    ("url_password_no_user", "redis://:s3cr3tPassw0rd@cache.internal:6379/0"),
+    (
+        "aws_presigned",
+        "https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4&X-Amz-Signature=" + "ab12" * 16,
+    ),
+    ("discord_webhook", "https://discord.com/api/webhooks/123456789/" + "aB3_" * 8),
+    ("curl_user", "curl -u admin:hunter2pass https://api.example.com"),
+    ("curl_user_long", "curl --user deploy:Tr0ub4dor3 https://api.example.com"),
+    ("sshpass", "sshpass -p hunter2 ssh host"),
+    ("mailchimp", "0123456789abcdef0123456789abcdef-us12"),
 ]
 
 LOCAL_PATHS: list[tuple[str, str]] = [
@@ -184,6 +194,8 @@ LOCAL_PATHS: list[tuple[str, str]] = [
     ("aws_dir", ".aws/credentials"),
     ("kube_dir", ".kube/config"),
     ("token_with_path", "x:/home/u/y"),
+    ("empty_authority", "sqlite:///home/alice/memory.db"),
+    ("empty_authority_any_root", "authority-map:///srv/maps/authority.json"),
 ]
 
 BENIGN: list[str] = [

@@ -21,6 +21,8 @@ packet can be printed or logged without leaking the secret or path it caught.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "InputError",
     "ProviderConfigError",
@@ -37,6 +39,9 @@ __all__ = [
 ]
 
 
+_GLUE = re.compile(r"[.\[\]]")
+
+
 def join_path(parent: str, child: str | int) -> str:
     """Join JSON-path segments: ``join_path("$.a", "b") == "$.a.b"``, ints index lists."""
     if isinstance(child, int):
@@ -44,6 +49,33 @@ def join_path(parent: str, child: str | int) -> str:
     if child.startswith(("[", ".")):
         return parent + child
     return f"{parent}.{child}"
+
+
+# Error codes whose message names the input's keys.
+_KEY_MESSAGES = frozenset({"unknown_field", "duplicate_key"})
+
+
+def _public(text: str) -> bool:
+    from reward_memory.text import find_unsafe  # noqa: PLC0415 - text imports this module
+
+    return find_unsafe(text) is None
+
+
+def _public_path(path: str) -> str:
+    """``path`` up to its first segment that looks like a credential or a local path.
+
+    Each key is scanned as a word of its own (the ``.`` and ``[`` glue would
+    otherwise hide ``ghp_...`` behind ``$.``): the longest safe parent is kept.
+    """
+    if type(path) is not str or path == "$" or path.isidentifier():
+        return path
+    words = path[1:] if path.startswith(("$.", "$[")) else path
+    if _public(words) and _public(_GLUE.sub(" ", words)):
+        return path
+    while path not in ("$", "") and not (_public(path[1:]) and _public(_GLUE.sub(" ", path[1:]))):
+        cut = max(path.rfind("."), path.rfind("["))
+        path = path[:cut] if cut > 0 else "$"
+    return path or "$"
 
 
 class RewardMemoryError(Exception):
@@ -72,8 +104,12 @@ class RecordValidationError(RewardMemoryError, ValueError):
     code = "invalid_value"
 
     def __init__(self, message: str, *, path: str = "$", code: str | None = None) -> None:
+        # A path (and an unknown- or repeated-key message) is built from the input's
+        # keys: a key shaped like a credential or a local path is not repeated.
+        if code in _KEY_MESSAGES and not _public(message):
+            message = "the input holds a key that is not allowed here (withheld: it looks unsafe)"
         super().__init__(message, code=code)
-        self.path = path
+        self.path = _public_path(path)
 
     def __str__(self) -> str:
         return f"{self.message} @ {self.path}"

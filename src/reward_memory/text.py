@@ -192,11 +192,19 @@ _CREDENTIAL_SHAPES: Final = (
     r"(?<![a-z0-9_])(?:ak|sk)[-_=:][a-z0-9_=-]{10,}",
     rf"token\s*[:=]\s*(?!{_PLACEHOLDER}{_END})[^\s]{{12,}}",
     # Query-string secrets in URLs.
-    r"[?&](?:password|pwd|pass|token|access_token|api_key|apikey|key|secret|sig|signature)="
+    r"[?&](?:password|pwd|pass|token|access_token|api_key|apikey|key|secret|sig|signature"
+    r"|x-(?:amz|goog)-(?:signature|credential|security-token))="
     r"[^&\s]{8,}",
+    # A webhook URL is its own credential.
+    r"\bdiscord(?:app)?\.com/api/webhooks/[0-9]+/[a-z0-9_-]{20,}",
+    # user:password given to curl (-u / --user) or a password to sshpass (-p).
+    r"(?<![\w-])(?:-u|--user)\s+[^\s:\"'`]+:[^\s\"'`]{3,}",
+    r"\bsshpass\s+-p\s*[^\s\"'`-][^\s\"'`]{2,}",
+    # Mailchimp API keys.
+    r"\b[a-f0-9]{32}-us[0-9]{1,2}\b",
     # Credentials embedded in a URL's userinfo (the scheme is bounded: no
     # quadratic scan over long dotted text).
-    r"\b[a-z][a-z0-9+.-]{0,30}://[^/\s:@]+:[^/\s@]+@",
+    r"\b[a-z][a-z0-9+.-]{0,30}://[^/\s:@]*:[^/\s@]+@",
     # Vendor token formats.
     r"\bgh[pousr]_[a-z0-9]{20,}\b",
     r"\bgithub_pat_[a-z0-9_]{20,}",
@@ -258,6 +266,9 @@ _LOCAL_PATH_SHAPES: Final = (
     # \\server\share
     r"(?<![\w\\])\\\\[a-z0-9._$-]+\\[^\s]*",
     r"\bfile:/{1,3}[^\s]+",
+    # scheme:///abs/path: an empty authority, so the rest is a path on this machine
+    # (sqlite:///home/alice/m.db); the look-behind above lets /home pass after a slash.
+    r"\b[a-z][a-z0-9+.-]{0,30}:///(?!/)[^\s`'\"<>]+",
     r"\$\{?home\}?/",
     r"%(?:userprofile|appdata|localappdata|homepath|homedrive|temp|tmp)%",
     # ../x, ..\x
@@ -336,7 +347,7 @@ _ANCHORS: Final = {
     # letter, a space or a quote: tested once first, so the colon of an
     # identifier such as `data:x` costs one test, not ten.
     ":": (
-        r"/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa(?<=[0-9]{8}:aa)"
+        r"///(?!/)|/(?!/)(?<![a-z0-9_][a-z]:/)(?<=[a-z]:/)|/(?<=file:/)|aa(?<=[0-9]{8}:aa)"
         rf"|(?<=[{_NAME_GATE[1:-1]}\s\"'`*]:)(?:(?<=\s\s:)"
         r"|(?<=[\"'`*]:)|(?<=[\"'`*]\s:)"
         rf"|(?<={_NAME_GATE}:)(?:"
@@ -354,14 +365,16 @@ _ANCHORS: Final = {
         r"(?=[\w\\/.-])(?:\.[\\/]|(?:ssh|aws|gnupg|kube|docker|azure|gcloud|config)/"
         r"|[\w-]{6}\.(?<=[a-z0-9]{24}\.[\w-]{6}\.)"
         r"|(?=[a-z0-9_-]{16})(?:(?<=sg\.)|(?<=hvs\.)|(?<=ya29\.))"
-        r"|slack\.com/|atlasv1\.)"
+        r"|slack\.com/|atlasv1\.|com/api/webhooks/)"
     ),
     # PEM private-key headers; vendor prefixes ending in `-`: sk-/ak-/pmak-,
     # key-<hex>, age-secret-key-, pypi-, xox?-, xapp-, GitLab gl*-, GOCSPX-,
     # Square sq0atp-/sq0csp-. Gated on the letter before `-`; each is followed
-    # by 10+ token characters. And `--password value` options.
+    # by 10+ token characters. And `--password value` options, `-u user:pass` and
+    # `sshpass -p pass`.
     "-": (
-        r"----|-[a-z]|(?<=[kyipabosrtx]-)(?=[a-z0-9_=-]{10})(?:(?<=k-)|(?<=key-)"
+        r"----|-[a-z]|u\s|us[0-9](?<=[a-f0-9]{32}-us[0-9])|p(?<=s\s-p)|p(?<=\s\s-p)"
+        r"|(?<=[kyipabosrtx]-)(?=[a-z0-9_=-]{10})(?:(?<=k-)|(?<=key-)"
         r"|(?<=pypi-|xapp-|xox[abposr]-|gl(?:dt|rt)-)|(?<=gl(?:pat|ptt|cbt|oas)-)"
         r"|(?<=gocspx-|sq0atp-|sq0csp-))"
     ),

@@ -1,0 +1,65 @@
+"""Errors never repeat an unsafe key: the library's own promise (``reward_memory.errors``:
+"neither ever contains the offending value itself, so an error packet can be printed or
+logged without leaking the secret or path it caught"), for library callers as for the CLI."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+import reward_memory as rm
+from reward_memory import wire
+from reward_memory.errors import RecordValidationError
+
+_TOKEN = "ghp_" + "0123456789abcdefghijklmnopqrstuvwxyzAB"
+
+
+@pytest.mark.parametrize(
+    "key", [_TOKEN, "/home/alice/notes", "password=hunter2xyz", "sqlite:///home/alice/m.db"]
+)
+def test_an_unknown_unsafe_key_is_not_repeated(key: str) -> None:
+    packet = {"schema_version": "reward_memory_candidate_proposal_v0", key: 1}
+    with pytest.raises(RecordValidationError) as caught:
+        wire.load(packet)
+    error = caught.value
+    for text in (str(error), repr(error), error.message, error.path, *map(str, error.args)):
+        assert key not in text
+        assert "hunter2" not in text
+        assert "alice" not in text
+    assert error.path.startswith("$")
+
+
+def test_an_unsafe_key_deep_in_a_config_keeps_its_safe_parent_path(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from tests._experiment_support import config_data
+
+    data = config_data()
+    data["automation"][_TOKEN] = True
+    with pytest.raises(RecordValidationError) as caught:
+        rm.load_experiment_config(json.loads(json.dumps(data)))
+    assert caught.value.path == "$.automation"
+    with caplog.at_level(logging.ERROR):
+        logging.getLogger("probe").exception("config refused", exc_info=caught.value)
+    assert _TOKEN not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("path", "kept"),
+    [
+        ("$.scope.surface_ids[0]", "$.scope.surface_ids[0]"),
+        (f"$.a.{_TOKEN}.b", "$.a"),
+        (f"$.a[2].{_TOKEN}", "$.a[2]"),
+        ("$./home/alice/x", "$"),
+    ],
+)
+def test_a_path_is_kept_up_to_its_first_unsafe_key(path: str, kept: str) -> None:
+    assert RecordValidationError("bad", path=path).path == kept
+
+
+def test_a_safe_unknown_key_is_still_named() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        wire.load({"schema_version": "reward_memory_candidate_proposal_v0", "colour": 1})
+    assert "colour" in caught.value.message or caught.value.path.endswith("colour")
