@@ -74,7 +74,11 @@ def load_activation_registry(path: str | os.PathLike[str]) -> ActivationRegistry
 
 
 def _read_or_empty(path: Path) -> ActivationRegistry:
-    if not path.exists():
+    try:
+        present = path.exists() or path.is_symlink()
+    except (OSError, ValueError):  # a name too long, a directory that may not be searched
+        raise InputError("the activation file cannot be read", code="file_unreadable") from None
+    if not present:
         return ActivationRegistry()
     return load_activation_registry(path)
 
@@ -138,8 +142,13 @@ def write_activation_registry(path: str | os.PathLike[str], registry: Activation
     from reward_memory.records._plain import to_plain  # noqa: PLC0415
 
     target = Path(path)
-    if target.is_symlink():  # the registry is the file the link names: replace that, keep the link
-        target = target.resolve()
+    try:
+        if (
+            target.is_symlink()
+        ):  # the registry is the file the link names: replace it, keep the link
+            target = target.resolve(strict=False)
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long
+        raise InputError("the activation file cannot be written", code="file_unwritable") from None
     text = json.dumps(to_plain(registry), indent=2, ensure_ascii=False) + "\n"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -225,7 +234,11 @@ def _config_status(base: Path, pointer: str | None) -> tuple[ConfigStatus, str |
     target = config_file(base, pointer)
     if target is None:
         return "invalid", "config_path_traversal"
-    if not target.is_file():
+    try:
+        present = target.is_file()
+    except (OSError, ValueError):
+        return "invalid", "file_unreadable"
+    if not present:
         return "missing", "config_missing"
     try:
         load_experiment_config(target)

@@ -345,9 +345,13 @@ def resolve_registry(
             reason_code="config_unavailable_or_invalid",
             goal=goal,
         )
-    if not target.is_file():
+    present = _is_file(target)
+    if present is not True:
         return ExperimentRuntime(
-            goal_id=goal_name, agent_id=agent, reason_code="config_missing", goal=goal
+            goal_id=goal_name,
+            agent_id=agent,
+            reason_code="config_missing" if present is False else "config_unavailable_or_invalid",
+            goal=goal,
         )
     try:
         config = load_experiment_config(target)
@@ -359,6 +363,15 @@ def resolve_registry(
         )
         return ExperimentRuntime(goal_id=goal_name, agent_id=agent, reason_code=code, goal=goal)
     return runtime_from_records(goal, config, agent_id=agent)
+
+
+def _is_file(path: Path) -> bool | None:
+    """Whether ``path`` is a file; ``None`` when that cannot even be asked (a name too long,
+    a directory on the way that may not be searched): unreadable, not missing."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return None
 
 
 def resolve_experiment(
@@ -374,9 +387,12 @@ def resolve_experiment(
     from reward_memory._activation_registry import load_activation_registry  # noqa: PLC0415
 
     path = Path(activation_path)
-    if not path.is_file():
+    present = _is_file(path)
+    if present is not True:
         return ExperimentRuntime(
-            goal_id=goal_name, agent_id=agent, reason_code="activation_missing"
+            goal_id=goal_name,
+            agent_id=agent,
+            reason_code="activation_missing" if present is False else "activation_invalid",
         )
     try:
         registry = load_activation_registry(path)
@@ -515,7 +531,8 @@ def experiment_status(
     return ExperimentStatus(
         **base,
         config_schema_version=EXPERIMENT_CONFIG_SCHEMA,
-        provider_id=config.project_provider_binding.provider_id,
+        # The id only: a provider URL may name a location (never shown here).
+        provider_id=config.project_provider_binding.provider_id.partition("://")[0],
         corpus_count=len(config.corpora),
         corpus_ids=tuple(config.corpus_index),
         surface_count=len(config.surfaces),

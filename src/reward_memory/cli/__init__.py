@@ -160,15 +160,48 @@ def _dispatch(args: list[str]) -> int:
     parser = _verb_parser(verb)
     module.configure(parser)
     parsed = parser.parse_args(args[1:])
-    outcome: Outcome = module.run(parsed)
+    try:
+        outcome: Outcome = module.run(parsed)
+    except Exception as exc:
+        from reward_memory.errors import ProviderError, ProviderUnavailable
+
+        # A provider that cannot be found, loaded or configured from --provider: that
+        # flag is the field at fault.
+        if (
+            isinstance(exc, ProviderError)
+            and not isinstance(exc, ProviderUnavailable)
+            and getattr(parsed, "provider", None) is not None
+        ):
+            return _fail(exc.code, exc.message, "--provider")
+        raise
     from reward_memory.cli._common import emit
 
-    emit(outcome, parsed.format)
+    try:
+        emit(outcome, parsed.format)
+    except BrokenPipeError:
+        raise
+    except OSError:  # a full disk, a closed or read-only stdout: the answer is lost
+        _output_lost()
+        return outcome.exit_code if outcome.exit_code != 0 else 1
     return outcome.exit_code
 
 
 def _fail(code: str, message: str, path: str | None, *, exit_code: int = 2) -> int:
     from reward_memory.cli._common import emit_error
 
-    emit_error(code, message, path)
+    try:
+        emit_error(code, message, path)
+    except BrokenPipeError:
+        raise
+    except OSError:  # the error packet cannot be written either: still no traceback
+        _output_lost()
     return exit_code
+
+
+def _output_lost() -> None:
+    """One line on stderr (if even that can be written) instead of a traceback."""
+    try:
+        sys.stderr.write(f"{PROG}: the output could not be written to stdout\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001, S110 - nowhere left to say it
+        pass
