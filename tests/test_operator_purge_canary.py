@@ -62,3 +62,110 @@ def test_a_purged_canary_leaves_zero_bytes_and_explain_shows_the_tombstone(
     finally:
         provider.close()
     assert _occurrences(store, canary) == 0
+
+
+def test_a_retried_purge_finishes_the_erase_an_interrupted_one_left(tmp_path: Path) -> None:
+    """A reader's snapshot keeps the WAL from being emptied: the first purge says
+    ``partial``; its retry finds nothing left to delete, and must still finish the
+    erase before it says ``completed`` (the SPI's delete of a missing ref does)."""
+    import sqlite3
+
+    canary = "qzheld" + uuid.uuid4().hex[:12]
+    store = tmp_path / "store"
+    store.mkdir()
+    provider = SQLiteProvider(path=store / "memory.db", timeout=0.5)
+    reader = sqlite3.connect(store / "memory.db", isolation_level=None)
+    try:
+        receipt = ingest_soft(provider, summary=f"Lead the review summary with the {canary} risk.")
+        assert receipt.status == "activated"
+        record = stored_record(provider, receipt)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM documents").fetchall()  # holds a snapshot
+
+        def purge() -> object:
+            return operator_control(
+                request(record, "purge", provider_id="sqlite"),
+                provider=provider,
+                binding=binding("sqlite"),
+                execute=True,
+                now=NOW,
+            )
+
+        first = purge()
+        assert first.status == "partial"  # type: ignore[attr-defined]
+        reader.execute("COMMIT")
+        again = purge()
+        assert again.status == "completed"  # type: ignore[attr-defined]
+        assert _occurrences(store, canary) == 0  # the store still open
+    finally:
+        reader.close()
+        provider.close()
+
+
+class _PurgedWhileWriting:
+    """Fault injection: the purge runs (to completion) between ingest's closed-marker
+    read and its write landing -- as when the write waits on another writer's lock."""
+
+    def __init__(self, inner: SQLiteProvider, purge: object) -> None:
+        self._inner = inner
+        self._purge = purge
+        self.provider_id = inner.provider_id
+        self.spi_version = inner.spi_version
+        self.armed = False
+
+    def write(self, **kwargs: object) -> object:
+        if self.armed:
+            self.armed = False
+            assert self._purge().status == "completed"  # type: ignore[operator]
+        return self._inner.write(**kwargs)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+
+def test_an_ingest_whose_write_lands_after_a_purge_takes_it_back(tmp_path: Path) -> None:
+    """A replay under a revised standing policy writes to another target key: the purge
+    closed the record after ingest looked, so ingest looks again and deletes its write."""
+    from tests._ingest_support import OBSERVED, soft_binding, soft_event_data, soft_policy
+
+    from reward_memory.ingestion import ingest
+
+    canary = "qzrace" + uuid.uuid4().hex[:12]
+    store = tmp_path / "store"
+    store.mkdir()
+    inner = SQLiteProvider(path=store / "memory.db")
+    try:
+        summary = f"Lead the review summary with the {canary} risk."
+        receipt = ingest_soft(inner, summary=summary)
+        record = stored_record(inner, receipt)
+        wrapped = _PurgedWhileWriting(
+            inner,
+            lambda: operator_control(
+                request(record, "purge", provider_id="sqlite"),
+                provider=inner,
+                binding=binding("sqlite"),
+                execute=True,
+                now=NOW,
+            ),
+        )
+        wrapped.armed = True
+        from tests._operator_support import corpus
+
+        replay = ingest(
+            soft_event_data(summary),
+            adapter="scoped_feedback",
+            corpus=corpus(provider_id="sqlite"),
+            standing_policy=soft_policy(policy_id="policy:review-summary-v2"),
+            binding=soft_binding(provider_id="sqlite"),
+            observed_at=OBSERVED,
+            provider=wrapped,
+            execute=True,
+            now=NOW,
+        )
+        assert (replay.status, replay.reason_codes) == ("conflict", ("record_closed_by_operator",))
+        assert replay.external_writes_performed is False
+        scope = binding("sqlite").provider_scope
+        assert inner.search(scope=scope, query=canary, limit=8).hits == ()
+        assert _occurrences(store, canary) == 0
+    finally:
+        inner.close()

@@ -183,6 +183,15 @@ def execute_steps(
         return base.done(
             "conflict", ("provider_target_content_conflict",), provider_call_count=calls
         )
+    # A control that closed the record while this write waited (its marker written
+    # after the read above, its own locate done before this write landed) would
+    # report the record gone while this call brought it back: look once more, and
+    # take back what was written.
+    calls, closed_meanwhile = _taken_back(
+        base, provider, scope, record.record_ref, ref, timeout, calls
+    )
+    if closed_meanwhile is not None:
+        return closed_meanwhile
     base.fields["deduplicated"] = status == "unchanged"
 
     calls += 1
@@ -250,6 +259,38 @@ def execute_steps(
         readback=readback,
         provider_call_count=calls,
     )
+
+
+def _taken_back(  # noqa: PLR0917 - one private call site
+    base: Receipt,
+    provider: Provider,
+    scope: ProviderScope,
+    record_ref: str,
+    ref: str,
+    timeout: float,
+    calls: int,
+) -> tuple[int, IngestReceipt | None]:
+    """(calls, the receipt) when a control closed the record while this write waited:
+    the write is taken back (deleted); (calls, None) when the record is still open."""
+    try:
+        closed, more = _shielded(_closed_by_operator, provider, scope, record_ref, timeout)
+    except Exception:  # noqa: BLE001 - fail open: unverified, never activated
+        calls += 1
+        return calls, base.done(
+            "provider_unavailable", ("provider_read_failed",), provider_call_count=calls
+        )
+    calls += more
+    if not closed:
+        return calls, None
+    calls += 1
+    try:
+        _shielded(provider.delete, scope=scope, ref=ref, timeout=timeout)
+    except Exception:  # noqa: BLE001 - the control's retry finds and deletes it
+        return calls, base.done(
+            "provider_unavailable", ("provider_delete_failed",), provider_call_count=calls
+        )
+    base.fields["external_writes_performed"] = False
+    return calls, base.done("conflict", ("record_closed_by_operator",), provider_call_count=calls)
 
 
 def _closed_by_operator(

@@ -200,7 +200,7 @@ def _same_control(content: str, written: Any) -> bool:
     return bool(data.get("lifecycle_state") == "retired")
 
 
-def execute_control(
+def execute_control(  # noqa: PLR0915 - the control's steps in order, each failing open
     *,
     action: str,
     record: ActiveRecord,
@@ -301,6 +301,15 @@ def execute_control(
             )
         if getattr(gone, "deleted", False) is True:
             deleted += 1
+    if action == "purge" and not targets:
+        calls += 1
+        if not _erase_finished(provider, scope, record.record_ref, timeout):
+            return Outcome(
+                status="partial",
+                reasons=("provider_delete_failed",),
+                write_performed=created,
+                calls=calls,
+            )
 
     # 3. The ingest slot: the same control record where ingest wrote the record,
     #    so a replay of its event conflicts instead of writing it back.
@@ -351,6 +360,18 @@ def execute_control(
         timeout,
         Outcome(status="completed", write_performed=performed, deleted=deleted, calls=calls),
     )
+
+
+def _erase_finished(provider: Provider, scope: Any, record_ref: str, timeout: float) -> bool:
+    """Nothing was left to delete: an earlier attempt deleted it, and may have stopped
+    before the provider erased every copy (an index entry, a log frame). The SPI's
+    delete of a missing ref finishes that erase, so a retried purge says ``completed``
+    only once it is done (the record ref is no provider's ref: nothing else goes)."""
+    try:
+        provider.delete(scope=scope, ref=record_ref, timeout=timeout)
+    except Exception:  # noqa: BLE001 - fails open as a partial control
+        return False
+    return True
 
 
 def _write_marker(
