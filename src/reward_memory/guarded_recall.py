@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from reward_memory.authority import AuthoritySource
     from reward_memory.providers.spi import Provider
 
 __all__ = [
@@ -233,6 +234,7 @@ def recall(
     now: datetime | None = None,
     clock: Callable[[], float] | None = None,
     standing_policy: StandingPolicy | None = None,
+    authority: AuthoritySource | None = None,
 ) -> RecallSession:
     """Guarded recall from one corpus and surface (build the request, then execute it).
 
@@ -250,6 +252,13 @@ def recall(
     checkpointed by its authority source, for a class, source kind and actor
     role it allows. Without it, a record is still never recalled with an action
     scope no standing policy may grant (credential, write, publish, production).
+
+    ``authority``, the caller's authority source (the experiment runtime passes
+    it): a stored record with action authority is then recalled only when that
+    source vouches, now, for its actor, role, project and action scopes under the
+    checkpoint the record names -- a record anyone wrote into the scope claiming
+    an actor the source grants nothing is passed over. A source that raises
+    vouches for nothing.
     """
     if standing_policy is not None and type(standing_policy) is not StandingPolicy:
         _require(standing_policy, StandingPolicy, "standing_policy")
@@ -260,7 +269,41 @@ def recall(
     moment = resolve_now(now)
     ticks = time.monotonic if clock is None else _check_clock(clock)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
-    return execute(packet, binding, provider, moment, ticks, policy=standing_policy)
+    vouched = None if authority is None else _vouched_by(authority, moment)
+    return execute(
+        packet, binding, provider, moment, ticks, policy=standing_policy, vouched=vouched
+    )
+
+
+def _vouched_by(source: AuthoritySource, now: datetime) -> Callable[[Any], bool]:
+    """Whether ``source`` verifies, at ``now``, the authority a stored record claims."""
+    from reward_memory.records._candidate_inputs import AuthorityCheckpoint  # noqa: PLC0415
+
+    def vouched(record: Any) -> bool:
+        claimed, origin, scope = record.authority, record.source, record.scope
+        try:
+            granted = source.checkpoint_for(
+                actor_ref=origin.actor_ref,
+                actor_role=origin.actor_role or "",
+                project_ref=scope.project_ref,
+                action_scopes=tuple(claimed.action_scopes),
+                now=now,
+            )
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # noqa: BLE001 - a source that fails vouches for nothing
+            return False
+        return (
+            isinstance(granted, AuthorityCheckpoint)
+            and granted.verified is True
+            and granted.source_ref == claimed.checkpoint_ref
+            and granted.actor_ref == origin.actor_ref
+            and granted.actor_role == origin.actor_role
+            and granted.project_ref == scope.project_ref
+            and set(claimed.action_scopes).issubset(granted.action_scopes)
+        )
+
+    return vouched
 
 
 async def arecall(
@@ -273,6 +316,7 @@ async def arecall(
     now: datetime | None = None,
     clock: Callable[[], float] | None = None,
     standing_policy: StandingPolicy | None = None,
+    authority: AuthoritySource | None = None,
 ) -> RecallSession:
     """The asyncio twin of :func:`recall`: runs it in a worker thread."""
     import asyncio  # noqa: PLC0415 - only asyncio callers pay for it
@@ -287,4 +331,5 @@ async def arecall(
         now=now,
         clock=clock,
         standing_policy=standing_policy,
+        authority=authority,
     )

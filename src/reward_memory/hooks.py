@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from reward_memory.application import ApplyMemory
+    from reward_memory.authority import AuthoritySource
     from reward_memory.guarded_recall import RecallSession
     from reward_memory.providers.spi import Provider
     from reward_memory.records.application import ApplicationReceipt, ApplicationResult
@@ -300,8 +301,12 @@ def run_recall(
     apply_memory: ApplyMemory | None = None,
     provider: Providers = None,
     now: datetime | None = None,
+    authority: AuthoritySource | None = None,
 ) -> RecallOutcome:
-    """The walk behind :func:`automatic_recall` and the explicit ``Experiment.recall``."""
+    """The walk behind :func:`automatic_recall` and the explicit ``Experiment.recall``.
+
+    ``authority`` (the experiment's authority source) must vouch, at recall, for
+    the actor and scopes of any recalled record with action authority."""
     if not isinstance(runtime, ExperimentRuntime):
         raise TypeError("runtime must be an ExperimentRuntime")
     check_token(application_id, "$.application_id")
@@ -360,6 +365,7 @@ def run_recall(
                 provider=_provider_for(provider, corpus_route.corpus_id),
                 now=moment,
                 standing_policy=corpus_route.standing_policy,
+                authority=authority,
             )
         except (KeyboardInterrupt, SystemExit):
             raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from itertools import islice
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from reward_memory._recall.item_filter import ACTING_LEVELS, filter_of, static_fit, within_policy
 from reward_memory._recall.readback import Parsed, parse
@@ -221,6 +221,7 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     *,
     known: tuple[str, Parsed] | None = None,
     policy: StandingPolicy | None = None,
+    vouched: Callable[[Any], bool] | None = None,
 ) -> RecallSession:
     """Run a guarded request packet (blocked: no provider call); never raises for a provider.
 
@@ -312,9 +313,13 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
                     or ((aging or parsed.expires_at is not None) and not fits_at(parsed, now))
                     or parsed.record_key in keys
                     or (
-                        policy is not None
-                        and parsed.authority_level in ACTING_LEVELS
-                        and not within_policy(parsed.record, policy)  # type: ignore[arg-type]
+                        parsed.authority_level in ACTING_LEVELS
+                        and (
+                            (
+                                policy is not None and not within_policy(parsed.record, policy)  # type: ignore[arg-type]
+                            )
+                            or (vouched is not None and not vouched(parsed.record))
+                        )
                     )
                 ):
                     continue
