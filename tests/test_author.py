@@ -372,3 +372,79 @@ def test_status_reports_an_unbuildable_provider_as_a_health_status() -> None:
     assert memory.status().provider_health.status == "provider_unavailable"
     hook = memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
     assert hook.status == "provider_unavailable"
+
+
+# -- an operator's change to the activation file reaches an object already open --------
+
+
+def _disable_agent(tmp_path: Path) -> None:
+    data = activation_data()
+    data["goals"][0]["enabled_agents"] = ["agent:someone-else"]
+    (tmp_path / "activation.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+def _clear_goal(tmp_path: Path) -> None:
+    rm.configure_goal(tmp_path / "activation.json", goal_id="issue-fix", clear=True, execute=True)
+
+
+def _delete_files(tmp_path: Path) -> None:
+    (tmp_path / "activation.json").unlink()
+    (tmp_path / "config.json").unlink()
+
+
+def _break_config(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (_disable_agent, "agent_not_allowlisted"),
+        (_clear_goal, "goal_not_configured"),
+        (_delete_files, "activation_missing"),
+        (_break_config, "config_unavailable_or_invalid"),
+    ],
+    ids=["agent-removed", "goal-cleared", "files-deleted", "config-broken"],
+)
+def test_a_change_after_open_stops_the_next_call(tmp_path: Path, change: Any, reason: str) -> None:
+    """DESIGN.md §2: "Real provider writes need a configured goal and an allowlisted
+    agent" -- at the time of the write, not only when the object was opened."""
+    provider = InMemoryProvider()
+    memory = _open(tmp_path, provider)
+    assert memory.available
+    change(tmp_path)
+    hook = memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    assert hook.status == "disabled"
+    assert provider.call_count() == 0
+    assert memory.runtime.reason_code == reason
+    outcome = memory.recall(
+        PLANNING,
+        queries=["scope selection"],
+        base_output={"plan": 1},
+        apply_memory=applying,
+        application_id="app-1",
+        now=NOW,
+    )
+    assert outcome.status == "disabled"
+    assert outcome.output == {"plan": 1}
+    assert provider.call_count() == 0
+    assert memory.status(check_provider=False).available is False
+
+
+def test_an_unchanged_activation_is_not_resolved_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = _open(tmp_path, InMemoryProvider())
+    import reward_memory.author as author
+
+    calls: list[object] = []
+    real = author.resolve_experiment
+    monkeypatch.setattr(
+        author, "resolve_experiment", lambda *a, **k: calls.append(a) or real(*a, **k)
+    )
+    memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    assert calls == []
+    _disable_agent(tmp_path)
+    assert memory.available is False
+    assert len(calls) == 1

@@ -42,8 +42,10 @@ import inspect
 import os
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from reward_memory._activation_watch import Watched
 from reward_memory.experiment import (
     DEFAULT_ACTIVATION_PATH,
     CorpusRoute,
@@ -104,18 +106,54 @@ class Experiment:
         self._owned = False
         self._built = provider is not None
         self._lock = threading.Lock()
+        self._source: Watched | None = None
 
     # -- state ----------------------------------------------------------------------------
 
     @property
     def runtime(self) -> ExperimentRuntime:
         """The resolved runtime (available or not, with its reason)."""
+        self._refresh()
         return self._runtime
 
     @property
     def available(self) -> bool:
         """Whether goal, agent and config resolved."""
+        self._refresh()
         return self._runtime.available
+
+    def _watch(self, source: Watched) -> None:
+        self._source = source
+
+    def _refresh(self) -> None:
+        """Resolve again when the activation file or the config changed since the last call.
+
+        An operator who clears the goal, disables it or drops the agent from the
+        allowlist stops this object's next call, as it stops a freshly opened one
+        (an experiment opened from records in code has no file to watch).
+        """
+        source = self._source
+        if source is None:
+            return
+        if source.stamp() == source.seen:
+            return
+        runtime = resolve_experiment(source.path, goal_id=source.goal_id, agent_id=source.agent_id)
+        stale: Provider | None = None
+        with self._lock:
+            before = self._runtime.config
+            after = runtime.config
+            if self._owned and (
+                after is None
+                or before is None
+                or after.project_provider_binding != before.project_provider_binding
+            ):
+                # Another provider (or none): the one this object built goes.
+                stale, self._provider, self._owned, self._built = self._provider, None, False, False
+            self._runtime = runtime
+            source.track(runtime)
+        if stale is not None:
+            with contextlib.suppress(Exception):
+                stale.close()
 
     def __repr__(self) -> str:
         runtime = self._runtime
@@ -158,6 +196,7 @@ class Experiment:
 
     def status(self, *, check_provider: bool = True) -> ExperimentStatus:
         """The ``reward_memory_experiment_status_v1`` packet (no path, no scope ref)."""
+        self._refresh()
         provider = self._get_provider() if check_provider else None
         if check_provider and self._runtime.available and provider is None:
             from reward_memory.records.activation_registry import (  # noqa: PLC0415
@@ -189,6 +228,7 @@ class Experiment:
         while another ``observed_at`` is a ``conflict``. Returns the hook
         packet (``trigger: explicit``) whose ``receipt`` is the ingest receipt.
         """
+        self._refresh()
         moment = resolve_now(now)
         return run_ingest(
             self._runtime,
@@ -226,6 +266,7 @@ class Experiment:
         now: datetime | None = None,
     ) -> IngestHookPacket:
         """The automatic ingest hook: ``disabled`` (zero calls) unless the flag is on."""
+        self._refresh()
         moment = resolve_now(now)
         if not self._runtime.automatic_ingest:
             return run_ingest(
@@ -303,6 +344,7 @@ class Experiment:
         checkpoints: Any,
         now: datetime | None,
     ) -> RecallOutcome:
+        self._refresh()
         moment = resolve_now(now)
         ctx = context if context is not None else self._context(surface_id, moment)
         use = checkpoints if checkpoints is not _UNSET else None
@@ -325,6 +367,7 @@ class Experiment:
             apply_memory=apply_memory,
             provider=self._get_provider() if live else None,
             now=moment,
+            authority=self._authority,
         )
 
     def recall(
@@ -490,12 +533,16 @@ def open_experiment(
     :class:`~reward_memory.errors.RecordValidationError`).
     """
     runtime = resolve_experiment(activation_path, goal_id=goal_id, agent_id=agent_id)
-    return Experiment(
+    experiment = Experiment(
         runtime,
         authority=_authority_source(authority),
         read_authority=read_authority,
         provider=provider,
     )
+    source = Watched(Path(activation_path), goal_id, agent_id)
+    source.track(runtime)
+    experiment._watch(source)
+    return experiment
 
 
 def open_experiment_from(
