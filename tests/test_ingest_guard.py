@@ -14,6 +14,7 @@ Contract sentences protected here (seeds, "Minimal ingest loop"; reference §9.2
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -497,3 +498,38 @@ def test_a_setup_reused_call_after_call_is_guarded_by_its_own_values() -> None:
     blocked = ingest_hard(corpus=corpus, standing_policy=policy, binding=other)
     assert "provider_binding_corpus_mismatch" in blocked.guard.reason_codes
     assert ingest_hard(**same).status == "planned"
+
+
+@pytest.mark.parametrize(
+    ("changes", "path"),
+    [
+        ({"comment_body": "the whole thread"}, "$.comment_body"),
+        ({"raw_content_captured": True}, "$.raw_content_captured"),
+        ({"content_summary": "use password=hunter2hunter2 to deploy"}, "$.content_summary"),
+    ],
+)
+def test_a_refused_event_names_the_field_never_its_value(
+    changes: dict[str, Any], path: str
+) -> None:
+    """Gap 8: the field's path is named; the seeds: the event is guard_blocked (no error)."""
+    receipt, provider = _run("hard", {"event": hard_event_data(**changes)})
+    assert receipt.status == "guard_blocked"
+    assert receipt.guard.field_path == path
+    dumped = json.dumps(wire.dump(receipt))
+    assert "hunter2" not in dumped
+    assert "the whole thread" not in dumped
+    schemas.validate(wire.dump(receipt))
+    assert provider.call_count() == 0
+
+
+def test_a_nested_unknown_field_is_named_by_its_full_path() -> None:
+    event = hard_event_data()
+    event["source"] = {**event["source"], "extra": 1}
+    receipt, _ = _run("hard", {"event": event})
+    assert receipt.guard.field_path == "$.source.extra"
+
+
+def test_a_passing_guard_carries_no_field_path() -> None:
+    receipt, _ = _run("hard", {})
+    assert receipt.guard.field_path is None
+    assert "field_path" not in wire.dump(receipt)["guard"]

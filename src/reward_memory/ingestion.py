@@ -196,6 +196,12 @@ def _event_refusal(exc: RecordValidationError) -> str:
     return "event_not_modelled"
 
 
+def _event_path(path: str) -> str | None:
+    """The refused field's path inside the event (``$.comment_body``), or ``None`` for the
+    event as a whole (``$``: not an object, another schema)."""
+    return path if path.startswith(("$.", "$[")) and len(path) <= 400 else None
+
+
 def _check_inputs(adapter: object, corpus: object, binding: object, authority: object) -> None:
     if adapter not in ADAPTERS:
         raise RecordValidationError(
@@ -371,7 +377,7 @@ def ingest(
             refused,
             candidate_ref=None,
             surface_ids=(),
-            guard=IngestGuard(passed=False, reason_codes=refused),
+            guard=IngestGuard(passed=False, reason_codes=refused, field_path=_event_path(exc.path)),
         )
 
     checkpoint = _ask_authority(authority, proposal, moment)

@@ -11,7 +11,9 @@ Every outcome of :func:`reward_memory.ingestion.ingest` is one receipt:
                          another ``observed_at`` (never a duplicate; the original reported
                          ``provider_unavailable``) -- or an operator control retired,
                          revoked or purged the record (``record_closed_by_operator``:
-                         nothing is written, the event cannot bring it back)
+                         nothing is left written, the event cannot bring it back -- a
+                         control that closed it while the write waited is seen after
+                         the write, which is then taken back)
 ``committed_pending``    written and read back exactly, but search does not find it yet
 ``readback_unverified``  the read-back content is not what was written
 ``activated``            written, read back exactly (ref, candidate ref and canonical
@@ -29,7 +31,7 @@ reasoning, the raw provider ref or payload (``provider_ref`` is opaque).
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Literal, get_args
+from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
@@ -72,6 +74,7 @@ STATUS_REASON_CODES: Final[dict[str, frozenset[str]]] = {
             "provider_read_failed",
             "provider_verification_recall_failed",
             "provider_answer_malformed",
+            "provider_delete_failed",
         }
     ),
     "conflict": frozenset({"provider_target_content_conflict", "record_closed_by_operator"}),
@@ -102,7 +105,14 @@ def _codes(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 @frozen(kw_only=True)
 class IngestGuard:
-    """The standing-policy guard's verdict: passed, and every reason, sorted."""
+    """The standing-policy guard's verdict: passed, and every reason, sorted.
+
+    ``field_path`` (ours; present only then) names the event's field that made it
+    unmodelled, unsafe or raw (``$.comment_body``): the seeds block such an event, and
+    the path says which field (gap 8), never its value.
+    """
+
+    __rm_omit_none__: ClassVar[bool] = True
 
     passed: bool = f.strict_bool()
     reason_codes: tuple[str, ...] = attrs.field(converter=_tuple, validator=_codes)
@@ -110,6 +120,7 @@ class IngestGuard:
     rule: Literal[
         "standing_policy_checks_exact_owner_class_source_actor_scope_and_authority_without_semantic_routing"
     ] = f.const(INGEST_GUARD_RULE)
+    field_path: str | None = f.optional_text(400)
 
     def __attrs_post_init__(self) -> None:
         if self.passed == bool(self.reason_codes):
