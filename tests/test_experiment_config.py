@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import reward_memory as rm
 from _experiment_support import PLANNING, SUMMARY, config_data
 from reward_memory import schemas, wire
 from reward_memory.digests import short_digest
@@ -326,10 +327,10 @@ CASES: dict[str, tuple[Mutation, str, str]] = {
         "$.surfaces[0].corpus_ids",
         "invalid_value",
     ),
-    "the original's provider_binary": (
-        _set("project_provider_binding.provider_binary", "ov"),
+    "a provider_binary named by a local path": (
+        _set("project_provider_binding.provider_binary", "/usr/local/bin/openviking"),
         "$.project_provider_binding.provider_binary",
-        "unknown_field",
+        "unsafe_text",
     ),
     "an unknown top-level field": (
         _set("adapter", "scoped_feedback"),
@@ -358,6 +359,20 @@ CASES: dict[str, tuple[Mutation, str, str]] = {
         "authority_expansion_forbidden",
     ),
 }
+
+
+def test_the_originals_cli_adapter_fields_are_read_and_carried_to_every_binding() -> None:
+    """Reference 10.2 lists provider_binary and minimum_provider_version in the strict
+    project binding: a config written as the original's is accepted (interop), and
+    each corpus's materialised binding carries them (reference 7.2)."""
+    data = config_data()
+    data["project_provider_binding"]["provider_binary"] = "ov"
+    data["project_provider_binding"]["minimum_provider_version"] = "0.5.2"
+    config = rm.load_experiment_config(data)
+    binding = config.project_provider_binding
+    assert (binding.provider_binary, binding.minimum_provider_version) == ("ov", "0.5.2")
+    scope = binding.corpus_scopes[0]
+    assert binding.binding_for(scope).provider_binary == "ov"
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

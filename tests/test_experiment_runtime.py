@@ -404,3 +404,79 @@ def test_no_config_content_makes_a_configured_goal_raise(config: Any) -> None:
         runtime = resolve_experiment(root / "activation.json", goal_id="issue-fix", agent_id=AGENT)
     assert runtime.reason_code in {"config_unavailable_or_invalid", "config_version_unsupported"}
     assert (runtime.automatic_recall, runtime.automatic_ingest) == (False, False)
+
+
+# -- config_runtime_route and the single-surface fields (reference 10.4, the seeds) -------
+
+
+def test_the_status_names_its_runtime_route_without_a_path(tmp_path: Path) -> None:
+    """Seeds: "Their compact config_runtime_route names the registry role and
+    project/shared runtime scope, and marks exact config readback without exposing
+    either local path"."""
+    packet = experiment_status(_resolve(experiment_dir(tmp_path)))
+    route = packet.config_runtime_route
+    assert route is not None
+    assert (route.registry_role, route.runtime_scope) == ("project-local", "project_runtime")
+    assert (route.readback_status, route.exact_readback_verified) == ("verified", True)
+    plain = wire.dump(packet)
+    assert plain["config_runtime_route"]["schema_version"] == (
+        "reward_memory_config_runtime_route_v0"
+    )
+    assert str(tmp_path) not in json.dumps(plain)
+    schemas.validate(plain)
+    assert wire.load(plain) == packet
+
+
+@pytest.mark.parametrize(("broken", "readback"), [("{}", "rejected"), (None, "not_attempted")])
+def test_an_unavailable_status_says_how_far_the_readback_got(
+    tmp_path: Path, broken: str | None, readback: str
+) -> None:
+    activation = experiment_dir(tmp_path)
+    if broken is None:
+        activation.unlink()
+    else:
+        (tmp_path / "config.json").write_text(broken, encoding="utf-8")
+    packet = experiment_status(_resolve(activation))
+    assert packet.config_runtime_route is not None
+    assert packet.config_runtime_route.readback_status == readback
+    assert packet.config_runtime_route.exact_readback_verified is False
+    schemas.validate(wire.dump(packet))
+
+
+def test_one_surface_names_its_adapter_and_ingest_corpus(tmp_path: Path) -> None:
+    many = experiment_status(_resolve(experiment_dir(tmp_path / "many")))
+    assert many.surface_count > 1
+    assert (many.adapter, many.corpus_id) == (None, None)
+    data = config_data()
+    keep = data["surfaces"][0]
+    data["surfaces"] = [keep]
+    used = set(keep["corpus_ids"])
+    data["corpora"] = [c for c in data["corpora"] if c["corpus"]["corpus_id"] in used]
+    scopes = data["project_provider_binding"]["corpus_scopes"]
+    data["project_provider_binding"]["corpus_scopes"] = [
+        s for s in scopes if s["corpus_id"] in used
+    ]
+    one = experiment_status(_resolve(experiment_dir(tmp_path / "one", config=data)))
+    assert one.available, one.reason_code
+    assert (one.adapter, one.corpus_id) == (keep["adapter"], keep["ingest_corpus_id"])
+    schemas.validate(wire.dump(one))
+
+
+def test_a_route_that_contradicts_the_status_is_refused() -> None:
+    from reward_memory.records.activation_registry import ConfigRuntimeRoute
+
+    with pytest.raises(RecordValidationError) as caught:
+        ExperimentStatus(
+            goal_id="g",
+            agent_id=AGENT,
+            status="disabled",
+            available=False,
+            experimental=True,
+            enabled=False,
+            configured_for_agent=False,
+            config_pointer_registered=True,
+            config_runtime_route=ConfigRuntimeRoute(
+                readback_status="verified", exact_readback_verified=True
+            ),
+        )
+    assert caught.value.path == "$.config_runtime_route"

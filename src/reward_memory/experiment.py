@@ -543,5 +543,7 @@ def experiment_status(
         automatic_recall=runtime.automatic_recall,
         readback_status="verified",
         exact_readback_verified=True,
+        adapter=profiles[0].adapter if len(profiles) == 1 else None,
+        corpus_id=profiles[0].ingest_corpus_id if len(profiles) == 1 else None,
         provider_health=health,
     )

@@ -31,11 +31,13 @@ __all__ = [
     "ACTIVATION_CHANGE_SCHEMA",
     "ACTIVATION_REGISTRY_SCHEMA",
     "AGENT_ID",
+    "CONFIG_RUNTIME_ROUTE_SCHEMA",
     "EXPERIMENT_STATUSES",
     "EXPERIMENT_STATUS_SCHEMA",
     "ActivationChange",
     "ActivationGoal",
     "ActivationRegistry",
+    "ConfigRuntimeRoute",
     "ConfigStatus",
     "CorpusInventorySummary",
     "ExperimentStatus",
@@ -50,6 +52,7 @@ __all__ = [
 ACTIVATION_REGISTRY_SCHEMA: Final = "reward_memory_activation_registry_v0"
 ACTIVATION_CHANGE_SCHEMA: Final = "reward_memory_activation_change_v0"
 EXPERIMENT_STATUS_SCHEMA: Final = "reward_memory_experiment_status_v1"
+CONFIG_RUNTIME_ROUTE_SCHEMA: Final = "reward_memory_config_runtime_route_v0"
 MAX_GOALS: Final = 200
 MAX_AGENTS: Final = 50
 # Grammar A (reference §1.1), without the original's silent lower-casing.
@@ -311,6 +314,29 @@ def _sorted_tokens() -> Any:
 
 
 @frozen(kw_only=True)
+class ConfigRuntimeRoute:
+    """``reward_memory_config_runtime_route_v0`` (reference 10.4; the seeds' "compact
+    config_runtime_route"): which registry and runtime scope the status was resolved
+    through, and whether the config read back exactly -- never either local path."""
+
+    schema_version: Literal["reward_memory_config_runtime_route_v0"] = f.const(
+        CONFIG_RUNTIME_ROUTE_SCHEMA
+    )
+    registry_source: Literal["invoked_registry"] = f.const("invoked_registry")
+    # An activation file is the project's own (there is no shared, global one).
+    registry_role: Literal["project-local"] = f.const("project-local")
+    runtime_scope: Literal["project_runtime"] = f.const("project_runtime")
+    goal_source: Literal["registry.goals"] = f.const("registry.goals")
+    config_source: Literal["goal_repo_relative_config_pointer"] = f.const(
+        "goal_repo_relative_config_pointer"
+    )
+    readback_status: Literal["verified", "rejected", "not_attempted"] = f.enum(
+        "verified", "rejected", "not_attempted", default="not_attempted"
+    )
+    exact_readback_verified: bool = f.strict_bool(default=False)
+
+
+@frozen(kw_only=True)
 class ExperimentStatus:
     """``reward_memory_experiment_status_v1``: never a path, a scope ref, a binding or a policy."""
 
@@ -347,10 +373,39 @@ class ExperimentStatus:
     )
     exact_readback_verified: bool = f.strict_bool(default=False)
     provider_health: ProviderHealthSummary | None = None
+    # With exactly one surface, its adapter and ingest corpus (reference 10.4).
+    adapter: str | None = f.optional_token()
+    corpus_id: str | None = f.optional_corpus_id()
+    config_runtime_route: ConfigRuntimeRoute | None = None
     external_writes_performed: Literal[False] = f.const(False)
     raw_content_captured: Literal[False] = f.const(False)
 
     def __attrs_post_init__(self) -> None:
+        route = self.config_runtime_route
+        if route is None:  # derived: the same readback, said where the original said it
+            route = ConfigRuntimeRoute(
+                readback_status=self.readback_status,
+                exact_readback_verified=self.exact_readback_verified,
+            )
+            object.__setattr__(self, "config_runtime_route", route)
+        elif (route.readback_status, route.exact_readback_verified) != (
+            self.readback_status,
+            self.exact_readback_verified,
+        ):
+            raise RecordValidationError(
+                "config_runtime_route repeats the status's readback_status and "
+                "exact_readback_verified",
+                path="$.config_runtime_route",
+                code="invalid_value",
+            )
+        if (self.adapter is None) != (self.corpus_id is None) or (
+            self.adapter is not None and self.surface_count != 1
+        ):
+            raise RecordValidationError(
+                "adapter and corpus_id are given together, exactly when there is one surface",
+                path="$.adapter",
+                code="invalid_value",
+            )
         if self.available != (self.status == "available"):
             raise RecordValidationError(
                 "available is true exactly when the status is available",

@@ -136,6 +136,8 @@ class ProjectProviderBinding:
     timeout_seconds: float = attrs.field(default=DEFAULT_TIMEOUT_SECONDS, validator=_timeout)
     setup_hints: SetupHints = attrs.field(factory=SetupHints, validator=_instance(SetupHints))
     actor_peer_id: str | None = f.optional_token()
+    provider_binary: str | None = f.optional_text(240)
+    minimum_provider_version: str | None = f.optional_text(64)
     corpus_scopes: tuple[CorpusScopeBinding, ...] = attrs.field(
         converter=_tuple,
         validator=_records_of(CorpusScopeBinding, minimum=1, maximum=MAX_CONFIG_CORPORA),
@@ -151,6 +153,8 @@ class ProjectProviderBinding:
             timeout_seconds=self.timeout_seconds,
             actor_peer_id=scope.actor_peer_id or self.actor_peer_id,
             setup_hints=self.setup_hints,
+            provider_binary=self.provider_binary,
+            minimum_provider_version=self.minimum_provider_version,
         )
 
 

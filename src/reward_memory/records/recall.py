@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Final, Literal, get_args
+from typing import Any, ClassVar, Final, Literal, get_args
 
 import attrs
 
@@ -269,6 +269,10 @@ class ProviderBinding:
     from ``scope_ref``: it is only what the binding carries.
     """
 
+    # Absent optional keys stay out of the wire form (the original's binding had
+    # provider_binary and minimum_provider_version only when set).
+    __rm_omit_none__: ClassVar[bool] = True
+
     corpus_id: str = f.token()
     provider_id: str = f.token()
     namespace: str = f.token()
@@ -276,6 +280,9 @@ class ProviderBinding:
     timeout_seconds: float = attrs.field(default=DEFAULT_TIMEOUT_SECONDS, validator=_timeout)
     actor_peer_id: str | None = f.optional_token()
     setup_hints: SetupHints = attrs.field(factory=SetupHints)
+    # The original's CLI-adapter fields (reference 7.2): read, scanned, kept; unused.
+    provider_binary: str | None = f.optional_text(240)
+    minimum_provider_version: str | None = f.optional_text(64)
 
     @functools.cached_property
     def provider_scope(self) -> ProviderScope:
