@@ -113,9 +113,10 @@ def _verb_parser(verb: str) -> _Parser:
     parser = _Parser(prog=f"{PROG} {verb}", description=VERBS[verb][1], allow_abbrev=False)
     parser.add_argument(
         "--format",
-        choices=("json", "text"),
+        choices=("json", "text", "markdown"),
         default="text",
-        help="json prints the packet; text (default) a short readable summary",
+        help="json prints the packet; text (default) a short readable summary; markdown the"
+        " original's heading and key lines",
     )
     return parser
 
@@ -142,7 +143,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("internal_error", f"unexpected {type(exc).__name__}", None, exit_code=1)
 
 
+_GLOBAL_OPTIONS: Final = ("--format", "--registry")
+
+
+def _global_format(args: list[str]) -> list[str]:
+    """``--format X`` and ``--registry PATH`` given before the verb (the original took them
+    there) move after it, first, so the same option given after the verb still wins."""
+    moved: list[str] = []
+    while args and args[0].partition("=")[0] in _GLOBAL_OPTIONS:
+        if "=" not in args[0]:
+            if len(args) < 2:
+                raise UsageError(f"argument {args[0]}: expected one argument")
+            moved, args = [*moved, args[0], args[1]], args[2:]
+        else:
+            moved, args = [*moved, args[0]], args[1:]
+    if not moved:
+        return args
+    if not args or args[0].startswith("-"):  # no verb follows: the top parser says so
+        return [*args, *moved]
+    return [args[0], *moved, *args[1:]]
+
+
 def _dispatch(args: list[str]) -> int:
+    args = _global_format(args)
     top = _top_parser()
     if not args or args[0].startswith("-"):
         parsed = top.parse_args(args)

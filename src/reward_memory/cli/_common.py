@@ -102,13 +102,38 @@ def emit(outcome: Outcome, output_format: str) -> None:
     if output_format == "json":
         write_json(outcome.packet)
         return
+    if output_format == "markdown":
+        _write_text("\n".join(markdown_lines(outcome.packet)) + "\n\n")
+        return
     lines = summary_lines(outcome.packet)
     lines.extend(outcome.text_lines)
-    text = "\n".join(lines) + "\n"
+    _write_text("\n".join(lines) + "\n")
+
+
+def _write_text(text: str) -> None:
     try:
         sys.stdout.write(text)
     except UnicodeEncodeError:  # a stdout that is not UTF-8: escape, never crash
         sys.stdout.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+
+
+# The original's markdown view (reference 15.1): these keys, in this order, when present.
+_MARKDOWN_KEYS: Final = ("status", "decision", "effective_decision", "health_state", "case_ref")
+
+
+def markdown_lines(packet: Any) -> list[str]:
+    """The original's ``--format markdown`` view of a packet: a heading, then a few keys."""
+    lines = ["# Reward Memory", ""]
+    if not isinstance(packet, dict):
+        return lines
+    lines.extend(f"- {key}: `{packet[key]}`" for key in _MARKDOWN_KEYS if key in packet)
+    if isinstance(packet.get("memory_classes"), list):
+        lines.append(f"- memory_classes: `{len(packet['memory_classes'])}`")
+    if "corpus_count" in packet:
+        lines.append(f"- corpus_count: `{packet['corpus_count']}`")
+    if isinstance(packet.get("reason_codes"), list):
+        lines.append(f"- reason_codes: `{', '.join(map(str, packet['reason_codes']))}`")
+    return lines
 
 
 def write_json(document: Any) -> None:

@@ -30,6 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent-id", required=True, metavar="A", help="the agent")
     parser.add_argument(
         "--activation",
+        "--registry",  # the original's name (its global --registry PATH)
+        dest="activation",
         default=DEFAULT_ACTIVATION_PATH,
         metavar="FILE",
         help=f"the activation registry file (default: {DEFAULT_ACTIVATION_PATH})",
