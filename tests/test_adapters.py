@@ -114,11 +114,7 @@ _STRICT: list[tuple[Any, str, str]] = [
     ),
     (lambda d: d.update(raw_content_captured=True), "invalid_value", "$.raw_content_captured"),
     (lambda d: d.pop("raw_content_captured"), "missing_field", "$.raw_content_captured"),
-    (
-        lambda d: d["reasoning"].pop("confidence_basis"),
-        "missing_field",
-        "$.reasoning.confidence_basis",
-    ),
+    (lambda d: d["reasoning"].pop("confidence"), "missing_field", "$.reasoning.confidence"),
     (lambda d: d.update(content_summary="y" * 501), "text_too_long", "$.content_summary"),
     (lambda d: d.update(target_class="working_context"), "invalid_value", "$.target_class"),
     (lambda d: d.update(surface_id="patch_planning"), "invalid_format", "$.surface_id"),
@@ -348,3 +344,45 @@ def test_the_derived_proposal_is_the_validated_proposal(
     if isinstance(derived, Proposal):
         assert type(derived.scope) is RecordScope
         assert attrs.evolve(derived) == derived  # every field passes the constructors
+
+
+def test_an_event_written_as_the_originals_is_ingested_with_a_stated_lack_of_basis(
+    tmp_path: Any,
+) -> None:
+    """Reference 5.4: the original's events carry ``reasoning{summary, confidence}``. One
+    written exactly so is activated (packets interoperate, DESIGN.md §5), and the stored
+    record still names its confidence basis -- that none was stated."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    import reward_memory as rm
+    from reward_memory import wire
+    from reward_memory.records._candidate_inputs import UNSTATED_BASIS
+    from reward_memory.testing import InMemoryProvider
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "experiment"
+    shutil.copyfile(examples / "config.json", tmp_path / "config.json")
+    rm.configure_goal(
+        tmp_path / "activation.json",
+        goal_id="issue-fix",
+        config_path="config.json",
+        agents=["agent:patcher"],
+        execute=True,
+    )
+    event = json.loads((examples / "event.json").read_text("utf-8"))
+    del event["reasoning"]["confidence_basis"]
+    provider = InMemoryProvider()
+    with rm.open_experiment(
+        tmp_path / "activation.json",
+        goal_id="issue-fix",
+        agent_id="agent:patcher",
+        authority=examples / "authority.json",
+        provider=provider,
+    ) as memory:
+        hook = memory.ingest(event, observed_at="2026-11-01T12:00:00Z", execute=True)
+        assert hook.status == "activated"
+        scope = memory.runtime.surface("issue_fix.patch_planning").ingest.binding.provider_scope
+    (hit,) = provider.search(scope=scope, query="focused fixes", limit=5).hits
+    record = wire.load(json.loads(provider.read(scope=scope, ref=hit.ref).content or ""))
+    assert record.confidence.basis == UNSTATED_BASIS

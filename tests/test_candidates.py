@@ -472,9 +472,13 @@ def test_sets_and_iterators_are_not_lists() -> None:
         assert info.value.code == "wrong_type"
 
 
-def test_confidence_needs_a_basis() -> None:
-    with pytest.raises(TypeError, match="confidence_basis"):
-        CandidateReasoning(summary="s", confidence="high")
+def test_confidence_always_names_a_basis() -> None:
+    """Seeds: confidence has "a required basis". The original's reasoning is {summary,
+    confidence}: such input is read (interop), and the record names a fixed basis saying
+    none was stated -- a blank one is refused."""
+    from reward_memory.records._candidate_inputs import UNSTATED_BASIS
+
+    assert CandidateReasoning(summary="s", confidence="high").confidence_basis == UNSTATED_BASIS
     with pytest.raises(RecordValidationError) as info:
         reasoning(confidence_basis="   ")
     assert info.value.path == "$.confidence_basis"
@@ -570,11 +574,7 @@ def test_a_dict_proposal_is_validated_then_gives_the_same_packet() -> None:
     [
         (lambda d: d.update(comment_body="raw"), "unknown_field", "$.comment_body"),
         (lambda d: d["source"].update(raw="raw"), "unknown_field", "$.source.raw"),
-        (
-            lambda d: d["reasoning"].pop("confidence_basis"),
-            "missing_field",
-            "$.reasoning.confidence_basis",
-        ),
+        (lambda d: d["reasoning"].pop("confidence"), "missing_field", "$.reasoning.confidence"),
         (lambda d: d.update(raw_content_captured=True), "invalid_value", "$.raw_content_captured"),
         (lambda d: d.update(content_summary="x" * 501), "text_too_long", "$.content_summary"),
         (

@@ -11,8 +11,8 @@ original, whose ingest path built it from the event's own claims).
 
 ``issue_fix_reward_memory_event_v0`` is a strict field set: any other field
 (``comment_body``, ``raw_comment``, ``source.raw``, ...) is rejected and named.
-It has the original's fields plus ``reasoning.confidence_basis`` (confidence
-needs a basis; differs from the original).
+It has the original's fields plus an optional ``reasoning.confidence_basis``
+(absent, as in the original, the record names a fixed "not stated" basis).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ derived from the event (differs from the original).
 
 ``scoped_feedback_reward_memory_event_v0`` is a strict field set: any other
 field (``comment_body``, ``raw_comment``, ``source.raw``, ...) is rejected and
-named. It has the original's fields plus ``reasoning.confidence_basis``.
+named. It has the original's fields plus an optional ``reasoning.confidence_basis``.
 """
 
 from __future__ import annotations

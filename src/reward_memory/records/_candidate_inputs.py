@@ -50,17 +50,23 @@ class CandidateSource:
     actor_role: str = f.token()
 
 
+#: The basis a proposal or event written as the original's (reference 5.1, 5.4: reasoning
+#: is ``{summary, confidence}``) is given: the record still names one, and says so.
+UNSTATED_BASIS: Final = "Not stated apart from the reasoning summary (an original v0 event)."
+
+
 @frozen(kw_only=True)
 class CandidateReasoning:
     """The model's compact reasoning, and its confidence *with the basis* for it.
 
     Confidence describes evidence quality only: no guard and no activation
-    reads it, so it can never raise authority.
+    reads it, so it can never raise authority. An input without a basis (the
+    original's shape) gets :data:`UNSTATED_BASIS`, so every record names one.
     """
 
     summary: str = text_field(500)
     confidence: ConfidenceLevel = f.enum("low", "medium", "high")
-    confidence_basis: str = text_field(240)
+    confidence_basis: str = text_field(240, default=UNSTATED_BASIS)
 
 
 @frozen(kw_only=True)

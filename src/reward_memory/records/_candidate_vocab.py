@@ -96,7 +96,7 @@ RETIRED_REASONS: Final = ("rejected_in_review", "reviewed_retirement", "no_write
 # the same error with its path, paid once per distinct value.
 
 
-def text_field(limit: int, *, optional: bool = False) -> Any:
+def text_field(limit: int, *, optional: bool = False, default: str | None = None) -> Any:
     """Compact public-safe text (whitespace collapsed; over ``limit``: rejected, not cut)."""
 
     def convert(value: Any, field: attrs.Attribute[Any]) -> Any:
@@ -119,6 +119,8 @@ def text_field(limit: int, *, optional: bool = False) -> Any:
     converter = attrs.Converter(convert, takes_field=True)
     if optional:
         return f.tagged("optional_text", limit, default=None, converter=converter)
+    if default is not None:
+        return f.tagged("text", limit, converter=converter, default=default)
     return f.tagged("text", limit, converter=converter)
 
 
