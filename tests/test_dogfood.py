@@ -245,6 +245,18 @@ def test_fewer_provider_calls_than_the_recall_made_is_a_contradiction() -> None:
     )
 
 
+@pytest.mark.parametrize("outcome", ["applied", "refuted"])
+def test_a_hit_or_refute_claiming_readback_without_a_provider_call_is_a_contradiction(
+    outcome: str,
+) -> None:
+    """Reference 11.1: a verified provider recall needs calls > 0."""
+    data = observation(app_receipt(outcome, provider_call_count=0))
+    assert refusal(lambda: build_receipt(data)) == (
+        "contradictory_observation",
+        "$.application_receipt.provider_call_count",
+    )
+
+
 @pytest.mark.parametrize(
     ("family", "domain_id", "surface", "path"),
     [

@@ -332,6 +332,23 @@ def test_an_application_settlement_is_not_counted_twice() -> None:
     assert info.value.path == "$.receipts[3]"
 
 
+def test_an_edited_copy_of_one_application_is_not_another_settlement() -> None:
+    """The same application (id, artifact, corpus, surface, memory) with one character of
+    its reasoning changed has another receipt id, but it is one settlement: it is refused,
+    not counted again (nor as a second module domain)."""
+    import attrs
+
+    receipts = ready_receipts()
+    original = app_receipt("applied")
+    edited = attrs.evolve(original, reasoning_summary=original.reasoning_summary + "!")
+    twin = build_receipt(observation(edited))
+    assert twin.application_id == receipts[0].application_id
+    assert twin.application_receipt_id != receipts[0].application_receipt_id
+    with pytest.raises(RecordValidationError, match="application settlement") as info:
+        build_batch([*receipts, twin], ready_controls(), evaluation())
+    assert info.value.path == "$.receipts[3]"
+
+
 def test_an_operator_control_is_not_counted_twice() -> None:
     controls = [
         *ready_controls(),

@@ -272,3 +272,28 @@ def test_a_provider_without_a_usable_id_is_reported_as_unknown() -> None:
     weird = _NoRestart()
     weird.provider_id = "/home/alice/provider"  # type: ignore[misc]
     assert evaluate(provider=weird, now=NOW).provider_id == "unknown_provider"
+
+
+class _DeletesNothing(_NoRestart):
+    """Answers every delete -- truthfully (``deleted=False``) or not -- and deletes nothing."""
+
+    def __init__(self, *, lie: bool) -> None:
+        super().__init__()
+        self._lie = lie
+
+    def delete(self, **kwargs: Any) -> Any:
+        from reward_memory.providers.spi import DeleteResult
+
+        return DeleteResult(ref=kwargs["ref"], deleted=self._lie)
+
+
+@pytest.mark.parametrize("lie", [False, True], ids=["says-not-deleted", "lies-deleted"])
+def test_a_cleanup_that_leaves_the_seeds_holds_the_gate(lie: bool) -> None:
+    """ "fixture_cleanup_incomplete when the evaluation could not delete what it seeded":
+    what the store still holds decides, not what its delete answers."""
+    report = evaluate(provider=_DeletesNothing(lie=lie))
+    assert report.fixture.cleaned_up is False
+    assert report.ok is False
+    assert "fixture_cleanup_incomplete" in report.release_gate.reason_codes
+    if not lie:
+        assert report.fixture.cleanup_delete_count == 0

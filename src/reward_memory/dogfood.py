@@ -156,6 +156,14 @@ def build_receipt(observation: DogfoodObservation | Mapping[str, Any]) -> Dogfoo
                 f"a {disposition} disposition names its memory",
                 "$.application_receipt.memory_ref_digests",
             )
+        # An exact readback is a provider call: a receipt that claims one without
+        # any contradicts itself (reference 11.1: calls > 0).
+        if app.provider_call_count < 1:
+            raise _bad(
+                f"a {disposition} disposition's exact readback takes provider calls",
+                "$.application_receipt.provider_call_count",
+                "contradictory_observation",
+            )
     receipt_ref = application_receipt_id(app)
     evaluation, utility = _utility(obs)
     outcome = obs.module_outcome

@@ -164,16 +164,19 @@ def _run_case(case_id: str, case: Callable[[Context], Check], ctx: Context) -> C
 
 
 def _clean_up(proxy: CountingProvider) -> tuple[int, bool]:
-    """Delete what the fixture seeded (in the fixture phase): deleted count, all gone."""
+    """Delete what the fixture seeded (in the fixture phase): the provider's deleted count,
+    and whether every seeded ref then reads back not found (a provider that answers a
+    delete without deleting leaves the cleanup incomplete, whatever it answers)."""
     proxy.enter("fixture")
     deleted, complete = 0, True
     for scope, ref in proxy.seeded:
         try:
-            proxy.delete(scope=scope, ref=ref, timeout=5)
+            gone = proxy.delete(scope=scope, ref=ref, timeout=5)
+            deleted += getattr(gone, "deleted", False) is True
+            left = proxy.read(scope=scope, ref=ref, timeout=5)
+            complete = complete and getattr(left, "found", True) is False
         except Exception:  # noqa: BLE001 - a failed cleanup holds the gate, it never raises
             complete = False
-        else:
-            deleted += 1
     proxy.seeded.clear()
     return deleted, complete
 

@@ -186,6 +186,14 @@ def check_unique(
             "must not double-count an application settlement",
             [r.application_receipt_id for r in receipts],
         ),
+        # One application is one settlement, whatever its receipt's wording: an
+        # edited copy (another reasoning summary) has another receipt id, not
+        # another application (nor another module domain).
+        (
+            "$.receipts",
+            "must not double-count an application settlement",
+            [r.application_id for r in receipts],
+        ),
         (
             controls_path,
             "must not double-count an operator control",
