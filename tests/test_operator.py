@@ -28,7 +28,7 @@ from tests._operator_support import (
     stored_record,
 )
 
-from reward_memory import wire
+from reward_memory import schemas, wire
 from reward_memory.errors import RecordValidationError
 from reward_memory.operator import control_key, operator_control, operator_reasons
 from reward_memory.records.corpus import CorpusLifecycle
@@ -243,7 +243,34 @@ def test_an_edit_writes_nothing_even_when_executed(stored: tuple[InMemoryProvide
         request(record, "edit"), provider=provider, binding=binding(), execute=True, now=NOW
     )
     assert control.status == "control_ready"
-    assert provider.call_counts() == before
+    after = provider.call_counts()
+    # It looks at the record (a search and its reads), and writes or deletes nothing.
+    assert (after["write"], after["delete"]) == (before["write"], before["delete"])
+    assert control.provider_call_count == after["search"] + after["read"] - (
+        before["search"] + before["read"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "reason"),
+    [("purge", "record_purged"), ("revoke", "record_revoked"), ("retire", "record_not_active")],
+)
+def test_an_edit_of_a_closed_record_is_a_lineage_conflict(first: str, reason: str) -> None:
+    """ "edit ... yields a replacement candidate that supersedes the *active* record": once
+    purged, revoked or retired, an edit with the provider at hand finds it closed and makes
+    no replacement (which would carry the closed record's text back)."""
+    provider = InMemoryProvider()
+    record = stored_record(provider, ingest_soft(provider))
+    closing = operator_control(
+        request(record, first), provider=provider, binding=binding(), execute=True, now=NOW
+    )
+    assert closing.status == "completed"
+    edit = operator_control(request(record, "edit"), provider=provider, binding=binding(), now=NOW)
+    assert (edit.status, edit.reason_codes) == ("lineage_conflict", (reason,))
+    assert edit.decision is None
+    assert edit.receipt is not None
+    assert edit.receipt.next_step == "none"
+    schemas.validate(wire.dump(edit))
 
 
 def test_a_replacement_the_candidate_guard_refuses_is_refused() -> None:
@@ -408,3 +435,58 @@ def test_a_record_edited_after_activation_is_refused(record: Any) -> None:
     with pytest.raises(RecordValidationError) as caught:
         operator_control(request(tampered, "retire"), now=NOW)
     assert (caught.value.path, caught.value.code) == ("$.record.activation_ref", "digest_mismatch")
+
+
+class _Interleaved:
+    """Fault injection: another control runs, whole, right after this control's locate."""
+
+    def __init__(self, inner: InMemoryProvider, run: Any) -> None:
+        self._inner, self._run, self._fired = inner, run, False
+        self.provider_id, self.spi_version = inner.provider_id, inner.spi_version
+
+    def search(self, **kwargs: Any) -> Any:
+        found = self._inner.search(**kwargs)
+        if not self._fired:
+            self._fired = True
+            self._run()
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "reason"),
+    [
+        ("retire", "purge", "record_purged"),
+        ("retire", "revoke", "record_revoked"),
+        ("revoke", "purge", "record_purged"),
+    ],
+)
+def test_a_control_overtaken_by_a_narrower_one_takes_back_what_it_wrote(
+    first: str, second: str, reason: str
+) -> None:
+    """Purge means gone: a retire whose locate ran before a purge completed would write a
+    retired copy -- the record's content -- after it. It sees the tombstone on its own
+    readback, deletes its copy and says lineage_conflict; no content is left."""
+    provider = InMemoryProvider()
+    record = stored_record(provider, ingest_soft(provider))
+    results: list[Any] = []
+
+    def narrower() -> None:
+        results.append(
+            operator_control(
+                request(record, second), provider=provider, binding=binding(), execute=True
+            )
+        )
+
+    outcome = operator_control(
+        request(record, first),
+        provider=_Interleaved(provider, narrower),  # type: ignore[arg-type]
+        binding=binding(),
+        execute=True,
+    )
+    assert [r.status for r in results] == ["completed"]
+    assert (outcome.status, outcome.reason_codes) == ("lineage_conflict", (reason,))
+    held = provider.documents(binding().provider_scope).values()
+    assert not any(record.content_summary in content for content in held)

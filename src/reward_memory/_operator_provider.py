@@ -447,6 +447,19 @@ def _verify(
         return _unverified(exc.reason, performed, deleted, calls + exc.calls)
     except Exception:  # noqa: BLE001
         return _unverified("provider_read_failed", performed, deleted, calls)
+    overtaken = _OVERTAKEN_BY.get(what.action, frozenset()) & {item.kind for item in after}
+    if overtaken:
+        # A narrower control (a purge, a revoke) closed the record while this one ran
+        # (its locate came first): what this control wrote -- a retired copy holds the
+        # record's content -- is taken back, and the lineage says why.
+        calls += _take_back(provider, scope, what, timeout)
+        return Outcome(
+            status="lineage_conflict",
+            reasons=("record_purged" if "purged" in overtaken else "record_revoked",),
+            write_performed=performed,
+            deleted=deleted,
+            calls=calls,
+        )
     if not exact:
         return _unverified("control_record_readback_unverified", performed, deleted, calls)
     kept = (what.control_ref, what.slot_ref)
@@ -457,6 +470,35 @@ def _verify(
     if still or left:
         return _unverified("record_still_readable", performed, deleted, calls)
     return attrs.evolve(done, calls=calls)
+
+
+# The controls that close a record more narrowly than each action (the lineage only narrows).
+_OVERTAKEN_BY: Final = {
+    "retire": frozenset({"purged", "revoked"}),
+    "revoke": frozenset({"purged"}),
+}
+
+
+def _take_back(provider: Provider, scope: ProviderScope, what: _Verify, timeout: float) -> int:
+    """Delete the documents that hold this control's own record (its key, the slot);
+    return the provider calls. Best effort: a failure leaves them to the purge's retry."""
+    calls = 0
+    for ref in (what.control_ref, what.slot_ref):
+        if ref is None:
+            continue
+        try:
+            calls += 1
+            held = provider.read(scope=scope, ref=ref, timeout=timeout)
+            if (
+                held.found is True
+                and type(held.content) is str
+                and _same_control(held.content, what.written)
+            ):
+                calls += 1
+                provider.delete(scope=scope, ref=ref, timeout=timeout)
+        except Exception:  # noqa: BLE001, S112 - best effort
+            continue
+    return calls
 
 
 def _unverified(reason: str, performed: bool, deleted: int, calls: int) -> Outcome:

@@ -345,13 +345,20 @@ def operator_control(
         return _blocked(control, codes)
     decision = None
     if control.action == "edit":
+        looked = 0
+        if provider is not None and binding is not None:
+            closed, looked = _edit_lineage(control, provider, binding)
+            if closed is not None:
+                return closed
         decision = _replacement(control, moment)
         if decision is None:
             return _blocked(control, {"replacement_candidate_guard_blocked"})
         result_digest = short_digest(
             record_ref_of(control.corpus.corpus_id, decision.record.candidate_ref)
         )
-        return _packet(control, decision, status="control_ready", result_digest=result_digest)
+        return _packet(
+            control, decision, status="control_ready", result_digest=result_digest, calls=looked
+        )
     written = _control_record(control, moment)
     result_digest = short_digest(_result_ref(written))
     if not writes:
@@ -386,6 +393,58 @@ def operator_control(
     )
 
 
+def _edit_lineage(
+    control: OperatorControlRequest, provider: Provider, binding: ProviderBinding
+) -> tuple[OperatorControl | None, int]:
+    """With the provider at hand, an edit looks at the record first, as the other controls
+    do: a record already purged, revoked or retired is not the active record an edit
+    supersedes (its replacement would bring the closed content back). Returns the refusal
+    (``None``: edit on) and the provider calls made."""
+    from reward_memory._operator_provider import LocateFailed, locate  # noqa: PLC0415
+    from reward_memory.guards.recall import binding_reasons  # noqa: PLC0415
+
+    if binding_reasons(binding, control.corpus):
+        return None, 0  # not this corpus's binding: nothing to look at (an edit writes nothing)
+    try:
+        located, calls = locate(
+            provider,
+            binding.provider_scope,
+            record_ref=control.record.record_ref,
+            candidate_ref=control.record.candidate_ref,
+            timeout=float(binding.timeout_seconds),
+        )
+    except LocateFailed as exc:
+        return _packet(
+            control,
+            None,
+            status="provider_unavailable",
+            result_digest=short_digest(control.record.record_ref),
+            reasons=(exc.reason,),
+            calls=exc.calls,
+        ), exc.calls
+    kinds = {item.kind for item in located}
+    reason = (
+        "record_purged"
+        if "purged" in kinds
+        else "record_revoked"
+        if "revoked" in kinds
+        else "record_not_active"
+        if any(item.kind == "record" and not item.live for item in located)
+        and not any(item.kind == "record" and item.live for item in located)
+        else None
+    )
+    if reason is None:
+        return None, calls
+    return _packet(
+        control,
+        None,
+        status="lineage_conflict",
+        result_digest=short_digest(control.record.record_ref),
+        reasons=(reason,),
+        calls=calls,
+    ), calls
+
+
 def _blocked(control: OperatorControlRequest, codes: set[str]) -> OperatorControl:
     return OperatorControl(
         status="guard_blocked",
@@ -415,7 +474,7 @@ def _packet(
 ) -> OperatorControl:
     checkpoint, record = control.operator_checkpoint, control.record
     next_step: NextStep
-    if control.action == "edit":
+    if control.action == "edit" and status == "control_ready":
         next_step = _NEXT["edit"]
     elif status == "control_ready":
         next_step = _NEXT["dry_run"]

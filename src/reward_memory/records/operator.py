@@ -375,9 +375,11 @@ class OperatorControl:
                 path="$.receipt.status",
                 code="inconsistent_control",
             )
-        if (self.decision is not None) != (self.action == "edit" and not blocked):
+        if (self.decision is not None) != (
+            self.action == "edit" and self.status == "control_ready"
+        ):
             raise RecordValidationError(
-                "an edit carries the replacement's review; no other control does",
+                "a ready edit carries the replacement's review; nothing else does",
                 path="$.decision",
                 code="inconsistent_control",
             )
