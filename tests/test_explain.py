@@ -19,6 +19,7 @@ from tests._ingest_support import HARD_SCOPE_REF, SOFT_SCOPE_REF, ingest_hard
 from tests._operator_support import (
     NOW,
     binding,
+    corpus,
     ingest_soft,
     recall_soft,
     request,
@@ -211,7 +212,8 @@ def test_an_application_receipt_keeps_only_digests(provider: Any) -> None:
         assert links == [
             ("event", "not_checked", "receipt_keeps_no_ref"),
             ("active_record", "not_checked", "receipt_keeps_digest_only"),
-            ("recall", "verified", None),
+            # Digests only: what the receipt's flags claim is no provider readback.
+            ("recall", "not_checked", "receipt_keeps_digest_only"),
             ("application", "verified", None),
         ]
         assert explanation.provider_call_count == 0
@@ -309,3 +311,98 @@ def test_a_new_receipt_kind_plugs_in(provider: Any) -> None:
         del _EXPLAINERS["test_dogfood_receipt_v0"]
     assert _statuses(explanation) == [("application", "verified")]
     assert wire.load(wire.dump(explanation)) == explanation
+
+
+# -- verified means the provider agrees with the receipt (issue 9 item 6) -----------------
+
+
+class _NoDelete(InMemoryProvider):
+    """Fault injection: deletes fail, so a revoke or purge stops half-way (partial)."""
+
+    def delete(self, **kwargs: Any) -> Any:
+        from reward_memory.errors import ProviderUnavailable
+
+        raise ProviderUnavailable("delete refused")
+
+
+@pytest.mark.parametrize("action", ["revoke", "purge"])
+def test_a_half_done_control_leaves_the_record_verified_not_closed(action: str) -> None:
+    provider = _NoDelete()
+    receipt = ingest_soft(provider)
+    record = stored_record(provider, receipt)
+    control = operator_control(
+        request(record, action), provider=provider, binding=binding(), execute=True, now=NOW
+    )
+    assert control.status == "partial"
+    explanation = explain(receipt, provider=provider, bindings=[binding()])
+    (active,) = [link for link in explanation.links if link.stage == "active_record"]
+    assert (active.status, active.reason_code) == ("verified", "closing_control_incomplete")
+
+
+def test_a_forged_completed_control_is_not_verified(provider: Any) -> None:
+    """A dry-run revoke receipt edited to say completed: the provider shows the record
+    live, so the control is not in effect; with no provider it is not checked at all."""
+    record = stored_record(provider, ingest_soft(provider))
+    dry = operator_control(request(record, "revoke"), now=NOW)
+    assert dry.receipt is not None
+    forged = wire.dump(dry.receipt)
+    forged.update(status="completed", readback_verified=True)
+    with_provider = explain(forged, provider=provider, bindings=[binding()])
+    control = with_provider.links[-1]
+    assert (control.stage, control.status, control.reason_code) == (
+        "operator_control",
+        "missing",
+        "control_not_in_effect",
+    )
+    alone = explain(forged)
+    assert alone.links[-1].status == "not_checked"
+
+
+def test_a_receipt_naming_another_activation_is_missing(provider: Any) -> None:
+    receipt = ingest_soft(provider)
+    for field, value in (("activation_ref", "activation:" + "3" * 20), ("policy_digest", "0" * 12)):
+        tampered = wire.dump(receipt)
+        tampered[field] = value
+        explanation = explain(tampered, provider=provider, bindings=[binding()])
+        (active,) = [link for link in explanation.links if link.stage == "active_record"]
+        assert (active.status, active.reason_code) == ("missing", "receipt_disagrees_with_record")
+
+
+def test_a_record_an_edit_replaced_is_inactive(provider: Any) -> None:
+    """After an edit's replacement is written, the old record no longer influences recall:
+    explain says inactive (superseded), not verified."""
+    from reward_memory._canonical_text import canonical_text
+    from reward_memory.activation import activate
+    from reward_memory.candidates import review
+    from reward_memory.records.candidate import ReviewDecision
+
+    receipt = ingest_soft(provider)
+    record = stored_record(provider, receipt)
+    edit = operator_control(request(record, "edit"), provider=provider, binding=binding(), now=NOW)
+    assert edit.decision is not None
+    accepted = review(
+        edit.decision,
+        ReviewDecision(
+            decision="accept",
+            reviewer_ref=record.review.reviewer_ref,
+            review_ref="review:replacement",
+            reasoning_summary="The owner accepts the edited summary.",
+        ),
+        now=NOW,
+    )
+    replacement = activate(accepted, corpus(), checkpoint=None, now=NOW)
+    provider.write(
+        scope=binding().provider_scope, key="replacement", content=canonical_text(replacement)
+    )
+    explanation = explain(receipt, provider=provider, bindings=[binding()])
+    (active,) = [link for link in explanation.links if link.stage == "active_record"]
+    assert (active.status, active.reason_code) == ("inactive", "superseded")
+
+
+def test_a_dogfood_receipt_and_a_recall_hook_packet_are_explained() -> None:
+    from tests.test_dogfood import built
+
+    dogfood = explain(built("applied"))
+    assert dogfood.receipt_schema == "reward_memory_dogfood_receipt_v1"
+    assert dogfood.links[-1].stage == "application"
+    assert {link.stage for link in dogfood.links} >= {"event", "active_record", "recall"}

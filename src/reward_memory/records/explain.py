@@ -15,6 +15,17 @@ status:
 ``not_checked``   no provider or no binding for its corpus, the receipt keeps only a
                   digest, or the provider failed (``reason_code`` says which)
 ================  ==================================================================
+
+A link is ``verified`` against the provider only when the record reads back as
+the receipt names it (its activation ref and review ref too): a receipt edited
+to name another activation is ``missing`` (``receipt_disagrees_with_record``).
+A live copy wins over a tombstone (``closing_control_incomplete``: a control that
+stopped half-way left it recallable); a live record that another live record
+supersedes is ``inactive`` (``superseded``). An operator control is ``verified``
+only when the provider shows the record in the state it leaves (revoked, purged,
+retired), else ``missing`` (``control_not_in_effect``); a recall only when every
+record it returned is verified; a receipt that keeps digests only is never
+checked. The application link is the receipt in hand.
 """
 
 from __future__ import annotations
@@ -46,6 +57,13 @@ LINK_REASONS: Final[tuple[str, ...]] = (
     "receipt_keeps_no_ref",
     "not_reached",
     "receipt_not_completed",
+    # A verified record a purge or revoke named but did not finish closing (partial).
+    "closing_control_incomplete",
+    # A record or control that reads back, but not as the receipt says.
+    "receipt_disagrees_with_record",
+    "control_not_in_effect",
+    "superseded",
+    "records_not_all_verified",
 )
 ExplainStatus = Literal["explained", "provider_unavailable"]
 
