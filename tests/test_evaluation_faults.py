@@ -297,3 +297,71 @@ def test_a_cleanup_that_leaves_the_seeds_holds_the_gate(lie: bool) -> None:
     assert "fixture_cleanup_incomplete" in report.release_gate.reason_codes
     if not lie:
         assert report.fixture.cleanup_delete_count == 0
+
+
+class _AuditsEverySearch(InMemoryProvider):
+    """A provider double that writes an audit document of its own on every search -- into
+    a scope of its own, where no proxy and no inventory of the run's scopes would see it;
+    its own call log does."""
+
+    _AUDIT = ProviderScope(namespace="audit", scope_ref="audit-log")
+
+    def search(self, **kwargs: Any) -> Any:
+        found = super().search(**kwargs)
+        self.write(scope=self._AUDIT, key=f"audit-{self.call_counts()['search']}", content="x")
+        return found
+
+
+class _WritesBesideEachRead(_NoRestart):
+    """An SPI provider (no call log) that stores a document beside each one it is asked to
+    read, in the same scope: its record counts drift from what the run stored."""
+
+    def read(self, **kwargs: Any) -> Any:
+        found = super().read(**kwargs)
+        self._inner.write(
+            scope=kwargs["scope"], key=f"shadow-{len(str(kwargs['ref']))}-{id(found)}", content="x"
+        )
+        return found
+
+
+@pytest.mark.parametrize("make", [_AuditsEverySearch, _WritesBesideEachRead])
+def test_writes_a_provider_makes_on_its_own_are_counted_and_hold_the_gate(make: Any) -> None:
+    """Issue 9: "provider calls and writes (counted by the provider)"; gap 7: counted by
+    the provider double, never assumed zero."""
+    report = evaluate(provider=make(), now=NOW)
+    assert report.metrics.provider_write_count > 0
+    assert "nonzero:provider_write_count" in report.release_gate.reason_codes
+    assert report.ok is False
+
+
+def test_a_file_a_seam_writes_is_an_external_write_though_it_says_none(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A seam that writes a file (a log, a cache) and reports no external write: the
+    evaluation observes the open itself (an audit hook), not the seam's word."""
+    real = context.apply
+    log = tmp_path / "side-effect.log"
+
+    def logging_apply(*args: Any, **kwargs: Any) -> Any:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write("applied\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(context, "apply", logging_apply)
+    result = evaluate(now=NOW)
+    assert result.metrics.external_write_count == 4  # every application of the run
+    assert "nonzero:external_write_count" in result.release_gate.reason_codes
+    assert result.ok is False
+
+
+def test_reading_files_is_no_external_write(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    real = context.apply
+    data = tmp_path / "input.txt"
+    data.write_text("x", encoding="utf-8")
+
+    def reading_apply(*args: Any, **kwargs: Any) -> Any:
+        data.read_text(encoding="utf-8")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(context, "apply", reading_apply)
+    assert evaluate(now=NOW).metrics.external_write_count == 0

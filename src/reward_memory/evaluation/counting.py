@@ -14,6 +14,11 @@ or anything else) is also counted in ``failures``.
 
 ``restart`` swaps the provider behind the proxy for a new object over the same
 store (the counts carry on), so the cases after a restart use the new object.
+
+Writes the provider makes on its own (an audit document per search, say) pass no
+proxy: :meth:`CountingProvider.drift` compares the provider's own record counts
+(``inventory``) with the ledger of what the run created and deleted, and the runner
+bills a case for the drift it added.
 """
 
 from __future__ import annotations
@@ -71,6 +76,12 @@ class CountingProvider:
         self.phase: Phase = "fixture"
         # Refs written in the fixture phase: what cleanup deletes again.
         self.seeded: list[tuple[ProviderScope, str]] = []
+        # The ledger: per scope written to, the record count the provider should show
+        # (its count before the first write, plus what was created, less what was
+        # deleted). A store that changes otherwise wrote on its own (see drift()).
+        self._expected: dict[ProviderScope, int] = {}
+        # Writes and deletes forwarded to each provider object (its own log's baseline).
+        self._forwarded: dict[int, int] = {}
 
     @property
     def inner(self) -> Provider:
@@ -92,21 +103,68 @@ class CountingProvider:
         if write:
             meter.writes += 1
             meter.write_bytes += size
+            key = id(self._inner)
+            self._forwarded[key] = self._forwarded.get(key, 0) + 1
         return meter
 
     def write(
         self, *, scope: ProviderScope, key: str, content: str, timeout: float | None = None
     ) -> WriteResult:
         size = len(content.encode("utf-8", "surrogatepass")) if isinstance(content, str) else 0
+        self._open_ledger(scope)
         meter = self._count(write=True, size=size)
         try:
             result = self._inner.write(scope=scope, key=key, content=content, timeout=timeout)
         except Exception:
             meter.failures += 1
             raise
-        if self.phase == "fixture" and result.status == "created":
-            self.seeded.append((scope, result.ref))
+        if getattr(result, "status", None) == "created":
+            self._expected[scope] = self._expected.get(scope, 0) + 1
+            if self.phase == "fixture":
+                self.seeded.append((scope, result.ref))
         return result
+
+    def _open_ledger(self, scope: ProviderScope) -> None:
+        """Note a scope's record count before this run first writes to it (uncounted:
+        the ledger is the evaluation's own bookkeeping, not a call of the core)."""
+        if scope not in self._expected:
+            self._expected[scope] = self._record_count(scope) or 0
+
+    def _record_count(self, scope: ProviderScope) -> int | None:
+        try:
+            answer = self._inner.inventory(scope=scope, timeout=5)
+        except Exception:  # noqa: BLE001 - no count, no claim
+            return None
+        count = getattr(answer, "record_count", None)
+        return count if type(count) is int else None
+
+    def drift(self) -> int:
+        """Writes the provider made that this run did not ask for.
+
+        Two measures, the larger counts: how far its record counts (``inventory`` of
+        each scope the run wrote to) are from the ledger of what the run created and
+        deleted; and, for a provider that keeps its own call log (the memory double's
+        ``call_counts``), its own count of writes and deletes less the ones this proxy
+        forwarded to it -- which sees a write into any scope. A provider with neither
+        shows no drift: nothing measured, nothing claimed.
+        """
+        ledger = 0
+        for scope, expected in self._expected.items():
+            count = self._record_count(scope)
+            if count is not None:
+                ledger += abs(count - expected)
+        return max(ledger, self._own_log_drift())
+
+    def _own_log_drift(self) -> int:
+        counts = getattr(self._inner, "call_counts", None)
+        if not callable(counts):
+            return 0
+        try:
+            own = counts()
+            done = int(own.get("write", 0)) + int(own.get("delete", 0))
+        except Exception:  # noqa: BLE001 - no log, no claim
+            return 0
+        return max(0, done - self._forwarded.get(id(self._inner), 0))
 
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
         meter = self._count()
@@ -156,12 +214,16 @@ class CountingProvider:
     def delete(
         self, *, scope: ProviderScope, ref: str, timeout: float | None = None
     ) -> DeleteResult:
+        self._open_ledger(scope)
         meter = self._count(write=True)
         try:
-            return self._inner.delete(scope=scope, ref=ref, timeout=timeout)
+            result = self._inner.delete(scope=scope, ref=ref, timeout=timeout)
         except Exception:
             meter.failures += 1
             raise
+        if getattr(result, "deleted", False) is True:
+            self._expected[scope] = self._expected.get(scope, 0) - 1
+        return result
 
     def inventory(self, *, scope: ProviderScope, timeout: float | None = None) -> Inventory:
         meter = self._count()

@@ -30,6 +30,7 @@ from reward_memory.errors import RecordValidationError
 from reward_memory.evaluation.cases import CASES
 from reward_memory.evaluation.context import Context
 from reward_memory.evaluation.counting import CountingProvider
+from reward_memory.evaluation.external import watching
 from reward_memory.evaluation.fixture import build_fixture
 from reward_memory.evaluation.gate import release_gate
 from reward_memory.evaluation.metrics import dimensions_of, metrics_of
@@ -117,17 +118,22 @@ def _run_case(case_id: str, case: Callable[[Context], Check], ctx: Context) -> C
     fixture_meter = provider.meters["fixture"]
     calls, writes, write_bytes, _ = case_meter.snapshot()
     seeded = fixture_meter.writes
+    drift = provider.drift()
     models = len(ctx.models)
     gates = ctx.user_gates
     external = ctx.external_writes
     provider.enter("case")
     start = time.perf_counter()
-    try:
-        check: Check | None = case(ctx)
-        failure: str | None = None
-    except Exception as exc:  # noqa: BLE001 - a raising case fails, it never stops the suite
-        check, failure = None, _failure_kind(exc)
+    with watching() as opened:
+        try:
+            check: Check | None = case(ctx)
+            failure: str | None = None
+        except Exception as exc:  # noqa: BLE001 - a raising case fails, it never stops the suite
+            check, failure = None, _failure_kind(exc)
+        files_written = opened()
     latency_ms = round((time.perf_counter() - start) * 1000.0, 3)
+    # Documents the provider stored (or dropped) beyond what was asked: writes of its own.
+    unasked = max(0, provider.drift() - drift)
     provider.enter("case")
     reported = ctx.models[models:]
     failed: tuple[str, ...] = ()
@@ -152,9 +158,9 @@ def _run_case(case_id: str, case: Callable[[Context], Check], ctx: Context) -> C
         model_call_count=sum(model.calls for model in reported),
         model_tokens=sum(model.tokens for model in reported),
         provider_call_count=case_meter.calls - calls,
-        provider_write_count=case_meter.writes - writes,
+        provider_write_count=case_meter.writes - writes + unasked,
         storage_write_bytes=case_meter.write_bytes - write_bytes,
-        external_write_count=ctx.external_writes - external,
+        external_write_count=ctx.external_writes - external + files_written,
         fixture_write_count=fixture_meter.writes - seeded,
         false_application_count=false_applications,
         maintainer_interruption_count=sum(model.interruptions for model in reported),

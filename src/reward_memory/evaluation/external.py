@@ -1,0 +1,56 @@
+"""External writes of the evaluated operations, observed: files opened for writing.
+
+A seam's own packet says whether it wrote outside the store
+(``external_writes_performed``); that is its word. This module also watches: a
+CPython audit hook (:func:`sys.addaudithook`, installed on the first evaluation of
+a process and inert outside one) counts every ``open`` event with a writing mode
+or flags while the evaluated operations run. SQLite's own file I/O happens in C
+and raises no such event; a seam that writes a file, a log or a temp file does.
+Network sends are not counted: a remote provider's transport is how it stores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+__all__ = ["watching"]
+
+_WRITE_FLAGS: Final = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_LOCK: Final = threading.Lock()
+# [watchers active, opens counted]; a list so the hook reads it without a lookup chain.
+_STATE: Final[list[int]] = [0, 0]
+_INSTALLED: Final[list[bool]] = [False]
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if event != "open" or not _STATE[0]:
+        return
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 else None
+    if (isinstance(mode, str) and any(char in mode for char in "wax+")) or (
+        isinstance(flags, int) and flags & _WRITE_FLAGS
+    ):
+        _STATE[1] += 1
+
+
+@contextlib.contextmanager
+def watching() -> Iterator[Callable[[], int]]:
+    """Count files opened for writing while the block runs; yields the count so far."""
+    with _LOCK:
+        if not _INSTALLED[0]:
+            sys.addaudithook(_hook)  # cannot be removed: it is inert when nothing watches
+            _INSTALLED[0] = True
+        _STATE[0] += 1
+    start = _STATE[1]
+    try:
+        yield lambda: _STATE[1] - start
+    finally:
+        with _LOCK:
+            _STATE[0] -= 1
