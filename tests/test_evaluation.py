@@ -100,7 +100,7 @@ def test_metrics_are_measured_not_hard_coded(memory_run: Evaluation) -> None:
     assert cases["large_edge_case_patch_protection"].provider_call_count == 0
     # Model calls and tokens: what the application callback reported.
     assert cases["gate_non_override"].model_call_count == 1
-    assert cases["candidate_ranking_influence"].model_call_count == 2
+    assert cases["candidate_ranking_influence"].model_call_count == 3
     assert memory_run.metrics.model_tokens == 0
     # Public evidence bytes: the canonical JSON of each case's evidence.
     for case in memory_run.cases:
@@ -111,7 +111,9 @@ def test_metrics_are_measured_not_hard_coded(memory_run: Evaluation) -> None:
 def test_fixture_seeding_is_reported_apart_and_cleaned_up(memory_run: Evaluation) -> None:
     """Seeding is the corpus owner's write, counted under fixture, not in the gated count."""
     fixture = memory_run.fixture
-    assert fixture.seed_write_count == 4  # the ingested record, three lifecycle copies
+    # The ingested record, three lifecycle copies, and the isolation case's shared scope:
+    # five records (its own and four of other identities) written, then deleted again.
+    assert fixture.seed_write_count == 14
     assert fixture.seed_write_bytes > 0
     assert fixture.cleanup_delete_count == 4
     assert fixture.cleaned_up is True
@@ -119,8 +121,9 @@ def test_fixture_seeding_is_reported_apart_and_cleaned_up(memory_run: Evaluation
     assert fixture.provider_failure_count == 0
     cases = {case.case_id: case for case in memory_run.cases}
     assert cases["compact_restart_survival"].fixture_write_count == 1
+    assert cases["project_module_scope_isolation"].fixture_write_count == 10
     assert cases["supersede_revoke_rejection"].fixture_write_count == 3
-    assert memory_run.metrics.fixture_write_count == 4
+    assert memory_run.metrics.fixture_write_count == 14
 
 
 def test_metrics_sum_the_cases_and_dimensions_regroup_them(memory_run: Evaluation) -> None:
@@ -216,7 +219,7 @@ def test_the_lifecycle_seeds_are_the_real_activation_at_the_observation_time() -
         lifecycle = next(c for c in run.cases if c.case_id == "supersede_revoke_rejection")
         assert lifecycle.passed
         assert lifecycle.fixture_write_count == 3
-        assert run.fixture.seed_write_count == 4  # the ingest and the three seeds
+        assert run.fixture.seed_write_count == 14  # the ingest, the three seeds, the shared scope
         assert run.fixture.cleanup_delete_count == 4
         assert run.fixture.cleaned_up
 

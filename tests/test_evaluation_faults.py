@@ -230,9 +230,9 @@ def test_model_reports_are_summed(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(FixtureModel, "__call__", reporting)
     result = evaluate(now=NOW)
-    assert result.metrics.model_call_count == 3
-    assert result.metrics.model_tokens == 120
-    assert result.metrics.maintainer_interruption_count == 3
+    assert result.metrics.model_call_count == 4
+    assert result.metrics.model_tokens == 160
+    assert result.metrics.maintainer_interruption_count == 4
     assert result.release_gate.reason_codes == ("nonzero:maintainer_interruption_count",)
 
 
@@ -254,7 +254,7 @@ def test_an_external_write_reported_by_a_seam_is_counted(monkeypatch: pytest.Mon
     real = context.apply
     monkeypatch.setattr(context, "apply", lambda *a, **k: _Loud(real(*a, **k)))
     result = evaluate(now=NOW)
-    assert result.metrics.external_write_count == 4  # every application of the run
+    assert result.metrics.external_write_count == 5  # every application of the run
     assert result.boundaries.external_writes_performed is True
     assert "nonzero:external_write_count" in result.release_gate.reason_codes
     assert "case_failed:gate_non_override" in result.release_gate.reason_codes
@@ -349,7 +349,7 @@ def test_a_file_a_seam_writes_is_an_external_write_though_it_says_none(
 
     monkeypatch.setattr(context, "apply", logging_apply)
     result = evaluate(now=NOW)
-    assert result.metrics.external_write_count == 4  # every application of the run
+    assert result.metrics.external_write_count == 5  # every application of the run
     assert "nonzero:external_write_count" in result.release_gate.reason_codes
     assert result.ok is False
 
@@ -365,3 +365,50 @@ def test_reading_files_is_no_external_write(monkeypatch: pytest.MonkeyPatch, tmp
 
     monkeypatch.setattr(context, "apply", reading_apply)
     assert evaluate(now=NOW).metrics.external_write_count == 0
+
+
+def _blind_identity(item_filter: Any, parsed: Any) -> bool:
+    return parsed.live and parsed.grantable  # identity and surface checks dropped
+
+
+def _blind_surface(item_filter: Any, parsed: Any) -> bool:
+    return parsed.identity == item_filter.identity and parsed.live  # surface check dropped
+
+
+@pytest.mark.parametrize("broken", [_blind_identity, _blind_surface], ids=["identity", "surface"])
+def test_an_item_filter_that_lets_other_identities_through_fails_isolation(
+    monkeypatch: pytest.MonkeyPatch, broken: Any
+) -> None:
+    """Mutation check: the isolation case shares one provider scope with records of another
+    project, workspace, surface and corpus, so only the item filter keeps them out --
+    breaking it must close the gate on the memory provider too, not only on a leaky one."""
+    from reward_memory._recall import execution
+
+    monkeypatch.setattr(execution, "static_fit", broken)
+    result = evaluate(now=NOW)
+    assert "case_failed:project_module_scope_isolation" in result.release_gate.reason_codes
+    assert result.ok is False
+
+
+def test_an_application_that_accepts_an_unreturned_ref_fails_the_ranking_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Mutation check: the seeds' "An applied receipt requires both attribution to an item
+    returned by this recall and current-artifact verification" -- an application seam that
+    stopped checking attribution must close the gate."""
+    from reward_memory import application
+
+    real = application._check_decision
+
+    class _AnyRef(dict):  # type: ignore[type-arg]
+        """Resolves a ref the recall never returned to one it did (attribution dropped)."""
+
+        def get(self, key: Any, default: Any = None) -> Any:
+            return super().get(key) or next(iter(self.values()), default)
+
+    def lenient(decision: Any, base_output: Any, refs: Any, copies: Any) -> Any:
+        return real(decision, base_output, _AnyRef(refs), copies)
+
+    monkeypatch.setattr(application, "_check_decision", lenient)
+    result = evaluate(now=NOW)
+    assert "case_failed:candidate_ranking_influence" in result.release_gate.reason_codes

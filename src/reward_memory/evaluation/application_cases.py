@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["candidate_ranking_influence", "gate_non_override", "large_edge_case_patch_protection"]
 
 
+# A provider ref no recall returned (the opaque ref form, another digest).
+_NEVER_RETURNED: Final = "provider-" + "f" * 20
+
 # The same fix narrowed to a bounded presentation bug, with its evidence: pilot-sized.
 NARROWED_OBSERVATION: Final = attrs.evolve(
     PR_3237_OBSERVATION,
@@ -114,6 +117,13 @@ def candidate_ranking_influence(ctx: Context) -> Check:
         application_id="application:stage4:unverified",
         apply_memory=ctx.model(verify=False),
     )
+    # Attributed to a memory this recall never returned: no evidence for the change.
+    unattributed = ctx.apply(
+        base,
+        session,
+        application_id="application:stage4:unattributed",
+        apply_memory=ctx.model(cite=_NEVER_RETURNED),
+    )
     items = session.items
     expected = (
         [hashlib.sha256(items[0].memory_ref.encode("utf-8")).hexdigest()[:16]] if items else []
@@ -127,11 +137,15 @@ def candidate_ranking_influence(ctx: Context) -> Check:
     check.that("base_plan_unchanged", base == fx.base_plan())
     check.that("unverified_application_refused", unverified.status == "failed")
     check.that("unverified_keeps_base", unverified.output is base)
+    check.that("unattributed_application_refused", unattributed.status == "failed")
+    check.that("unattributed_keeps_base", unattributed.output is base)
     check.false_application(unverified.status == "applied")
+    check.false_application(unattributed.status == "applied")
     check.evidence = {
         "top_candidate": top,
         "application_status": applied.status,
         "unverified_application_status": unverified.status,
+        "unattributed_application_status": unattributed.status,
         "memory_ref_digest_count": len(applied.receipt.memory_ref_digests),
     }
     return check

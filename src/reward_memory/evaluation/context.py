@@ -71,9 +71,9 @@ class Context:
         self.user_gates = 0
         self.external_writes = 0
 
-    def model(self, *, verify: bool = True) -> FixtureModel:
+    def model(self, *, verify: bool = True, cite: str | None = None) -> FixtureModel:
         """A new fixture model whose reports (calls, tokens, interruptions) are summed."""
-        model = FixtureModel(verify=verify)
+        model = FixtureModel(verify=verify, cite=cite)
         self.models.append(model)
         return model
 

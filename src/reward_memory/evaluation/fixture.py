@@ -68,6 +68,7 @@ OBSERVED_AT: Final = "2026-07-14T10:00:00Z"
 WORKSPACE: Final = "workspace:reward-memory-eval"
 PROJECT: Final = "repository:fixture-project"
 OTHER_PROJECT: Final = "repository:other-fixture-project"
+OTHER_WORKSPACE: Final = "workspace:other-reward-memory-eval"
 REVISION: Final = "revision:stage4"
 STALE_REVISION: Final = "revision:stale"
 SURFACE: Final = "issue_fix.patch_planning"
@@ -357,11 +358,14 @@ class FixtureModel:
     """The ranking cases' application callback (see the module docs).
 
     With ``verify=False`` it claims an application without having verified the
-    current artifact: the application seam must refuse that decision.
+    current artifact; with ``cite`` it attributes the application to that ref instead
+    of the recalled item's (one this recall never returned): the application seam must
+    refuse either decision.
     """
 
-    def __init__(self, *, verify: bool = True) -> None:
+    def __init__(self, *, verify: bool = True, cite: str | None = None) -> None:
         self.verify = verify
+        self.cite = cite
         self.calls = 0
         self.tokens = 0
         self.interruptions = 0
@@ -376,7 +380,7 @@ class FixtureModel:
         return {
             "outcome": "applied",
             "output": {"candidates": reordered},
-            "memory_refs": [items[0].provider_ref],
+            "memory_refs": [self.cite or items[0].provider_ref],
             "reasoning_summary": (
                 "The reviewed policy asks for a focused fix over a broad generic patch."
             ),

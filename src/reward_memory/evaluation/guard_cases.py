@@ -12,9 +12,16 @@ from typing import TYPE_CHECKING
 from reward_memory.candidates import propose, review
 from reward_memory.evaluation import fixture as fx
 from reward_memory.evaluation.context import Check
+from reward_memory.evaluation.store_cases import (
+    lifecycle_seeds,
+    recall_lifecycle,
+    remove_seed,
+    store_seed,
+)
 
 if TYPE_CHECKING:
     from reward_memory.evaluation.context import Context
+    from reward_memory.guarded_recall import RecallSession
 
 __all__ = [
     "multi_person_authority_conditions",
@@ -48,6 +55,9 @@ def project_module_scope_isolation(ctx: Context) -> Check:
         checkpoint=fx.SIBLING_CHECKPOINT,
         binding=f.sibling_binding,
     ).packet
+    shared, foreign = _shared_scope(ctx)
+    check.that("shared_scope_recalls_its_own_record", shared.packet.status == "completed")
+    check.that("shared_scope_returns_nothing_foreign", foreign == 0)
     check.that("project_blocked", project.status == "guard_blocked")
     check.that("project_scope_mismatch", "project_scope_mismatch" in project.reason_codes)
     check.that("surface_blocked", surface.status == "guard_blocked")
@@ -56,14 +66,37 @@ def project_module_scope_isolation(ctx: Context) -> Check:
     check.that("sibling_scope_sees_nothing", sibling.status == "empty" and not sibling.results)
     check.false_application(blocked_calls)
     check.false_application(sibling.result_count)
+    check.false_application(foreign)
     check.evidence = {
         "project_status": project.status,
         "surface_status": surface.status,
         "provider_call_count": blocked_calls,
         "sibling_status": sibling.status,
         "sibling_result_count": sibling.result_count,
+        "shared_scope_result_count": shared.packet.result_count,
+        "shared_scope_foreign_result_count": foreign,
     }
     return check
+
+
+def _shared_scope(ctx: Context) -> tuple[RecallSession, int]:
+    """One provider scope shared with records of another project, workspace, surface and
+    corpus (same content, so the search finds each): a matching recall returns none of
+    them -- the item filter, not the store, keeps them out -- each tried alone, so a
+    limit never hides one; then the scope's own record, alone, is recalled (the control).
+    Returns the control's session and the foreign results seen."""
+    seeds = lifecycle_seeds(ctx.fixture.observed_at)
+    foreign = 0
+    for name, content in (*seeds.foreign, ("shared-active", seeds.active)):
+        with ctx.seeding():
+            ref = store_seed(ctx, name, content)
+        try:
+            session = recall_lifecycle(ctx)
+        finally:
+            with ctx.seeding():  # the next step (and the lifecycle case) starts clean
+                remove_seed(ctx, ref)
+        foreign += sum(item.record.activation_ref != seeds.active_ref for item in session.items)
+    return session, foreign
 
 
 def stale_source_rejection(ctx: Context) -> Check:

@@ -10,6 +10,7 @@ every evaluation.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -31,7 +32,14 @@ if TYPE_CHECKING:
     from reward_memory.guarded_recall import RecallSession
     from reward_memory.records.active import ActiveRecord
 
-__all__ = ["compact_restart_survival", "supersede_revoke_rejection"]
+__all__ = [
+    "compact_restart_survival",
+    "lifecycle_seeds",
+    "recall_lifecycle",
+    "remove_seed",
+    "store_seed",
+    "supersede_revoke_rejection",
+]
 
 
 def compact_restart_survival(ctx: Context) -> Check:
@@ -97,6 +105,10 @@ class LifecycleSeeds:
     active: str
     superseded: str
     revoked: str
+    # Copies of the active record that belong elsewhere (another project, workspace,
+    # module surface or corpus), written into the same provider scope: a shared store
+    # holds them, and only the item filter keeps them out of a recall.
+    foreign: tuple[tuple[str, str], ...] = ()
 
 
 # Fixture constants, built on first use: the records are a function of the observation
@@ -143,12 +155,29 @@ def _build_seeds(observed_at: str) -> LifecycleSeeds:
             reason="Revoked by the corpus owner.",
         ),
     )
+    scope = record.scope
+    foreign = (
+        ("other-project", {"scope": attrs.evolve(scope, project_ref=fx.OTHER_PROJECT)}),
+        ("other-workspace", {"scope": attrs.evolve(scope, workspace_ref=fx.OTHER_WORKSPACE)}),
+        ("other-surface", {"scope": attrs.evolve(scope, surface_ids=(fx.OTHER_SURFACE,))}),
+        ("other-corpus", {"corpus_id": fx.SIBLING_CORPUS_ID}),
+    )
     return LifecycleSeeds(
         active_ref=record.activation_ref,
         active=_written(record),
         superseded=_written(superseded),
         revoked=_written(revoked),
+        foreign=tuple(
+            (name, _written(_elsewhere(record, name, changes))) for name, changes in foreign
+        ),
     )
+
+
+def _elsewhere(record: ActiveRecord, name: str, changes: dict[str, Any]) -> ActiveRecord:
+    """The record as another identity would hold it: its own candidate (so its own
+    record ref), the same content -- the search finds it as it finds the original."""
+    digest = hashlib.sha256(f"{record.candidate_ref}/{name}".encode()).hexdigest()[:20]
+    return _relabelled(record, candidate_ref=f"candidate:{digest}", record_ref="", **changes)
 
 
 def _written(record: ActiveRecord) -> str:
@@ -166,14 +195,14 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
     check = Check()
     seeds = lifecycle_seeds(ctx.fixture.observed_at)
     with ctx.seeding():
-        _store(ctx, "superseded", seeds.superseded)
-        _store(ctx, "revoked", seeds.revoked)
-    packet = _recall_lifecycle(ctx).packet
+        store_seed(ctx, "superseded", seeds.superseded)
+        store_seed(ctx, "revoked", seeds.revoked)
+    packet = recall_lifecycle(ctx).packet
     # The control: the same record, still active, beside them is recalled -- so the
     # copies were refused for their lifecycle, not because the scope or bytes were bad.
     with ctx.seeding():
-        _store(ctx, "active", seeds.active)
-    control = _recall_lifecycle(ctx)
+        store_seed(ctx, "active", seeds.active)
+    control = recall_lifecycle(ctx)
     recalled = [item.record.activation_ref for item in control.items]
     check.that("recall_empty", packet.status == "empty")
     check.that("no_result", packet.result_count == 0)
@@ -193,18 +222,25 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
     return check
 
 
-def _store(ctx: Context, name: str, content: str) -> None:
-    """The corpus owner's write of one record into the lifecycle corpus."""
+def store_seed(ctx: Context, name: str, content: str) -> str:
+    """The corpus owner's write of one record into the lifecycle corpus; its ref."""
     binding = ctx.fixture.lifecycle_binding
-    ctx.provider.write(
+    written = ctx.provider.write(
         scope=binding.provider_scope,
         key=f"stage4-{name}.json",
         content=content,
         timeout=binding.timeout_seconds,
     )
+    return written.ref
 
 
-def _recall_lifecycle(ctx: Context) -> RecallSession:
+def remove_seed(ctx: Context, ref: str) -> None:
+    """The corpus owner's delete of a record it seeded (the next case starts clean)."""
+    binding = ctx.fixture.lifecycle_binding
+    ctx.provider.delete(scope=binding.provider_scope, ref=ref, timeout=binding.timeout_seconds)
+
+
+def recall_lifecycle(ctx: Context) -> RecallSession:
     f = ctx.fixture
     return ctx.recall(
         f.observed.request,
