@@ -412,3 +412,37 @@ def test_an_application_that_accepts_an_unreturned_ref_fails_the_ranking_case(
     monkeypatch.setattr(application, "_check_decision", lenient)
     result = evaluate(now=NOW)
     assert "case_failed:candidate_ranking_influence" in result.release_gate.reason_codes
+
+
+@pytest.mark.parametrize(
+    ("dropped", "case"),
+    [
+        ("workspace_scope_mismatch", "project_module_scope_isolation"),
+        ("unresolved_conflict", "stale_source_rejection"),
+    ],
+)
+def test_a_request_guard_that_forgets_a_rule_fails_its_case(
+    monkeypatch: pytest.MonkeyPatch, dropped: str, case: str
+) -> None:
+    """Mutation check: recall's request guard without its workspace or conflict rule."""
+    from reward_memory import guarded_recall
+
+    real = guarded_recall.request_reasons
+
+    def forgetful(*args: Any, **kwargs: Any) -> Any:
+        return tuple(code for code in real(*args, **kwargs) if code != dropped)
+
+    monkeypatch.setattr(guarded_recall, "request_reasons", forgetful)
+    result = evaluate(now=NOW)
+    assert f"case_failed:{case}" in result.release_gate.reason_codes
+
+
+def test_a_recall_that_keeps_a_superseded_record_fails_the_lifecycle_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Mutation check: the superseded relation between two returned records ignored."""
+    from reward_memory._recall import execution
+
+    monkeypatch.setattr(execution, "_superseded", lambda items: [False] * len(items))
+    result = evaluate(now=NOW)
+    assert "case_failed:supersede_revoke_rejection" in result.release_gate.reason_codes

@@ -188,6 +188,8 @@ class Observed:
     other_project_request: RecallRequest
     other_surface_request: RecallRequest
     stale_request: RecallRequest
+    other_workspace_request: RecallRequest
+    conflicted_request: RecallRequest
     proposal: Proposal
     stale_proposal: Proposal
 
@@ -201,6 +203,8 @@ def _observed(observed_at: str) -> Observed:
         request=request,
         other_project_request=attrs.evolve(request, project_ref=OTHER_PROJECT),
         other_surface_request=attrs.evolve(request, surface_id=OTHER_SURFACE),
+        other_workspace_request=attrs.evolve(request, workspace_ref=OTHER_WORKSPACE),
+        conflicted_request=attrs.evolve(request, conflict_state="unresolved"),
         stale_request=attrs.evolve(
             request,
             revision_ref=STALE_REVISION,

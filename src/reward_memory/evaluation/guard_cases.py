@@ -48,6 +48,12 @@ def project_module_scope_isolation(ctx: Context) -> Check:
         checkpoint=fx.OTHER_SURFACE_CHECKPOINT,
         binding=f.binding,
     ).packet
+    workspace = ctx.recall(
+        f.observed.other_workspace_request,
+        corpus=f.corpus,
+        checkpoint=f.checkpoint,
+        binding=f.binding,
+    ).packet
     blocked_calls = meter.calls - calls_before
     sibling = ctx.recall(
         f.observed.other_project_request,
@@ -62,6 +68,8 @@ def project_module_scope_isolation(ctx: Context) -> Check:
     check.that("project_scope_mismatch", "project_scope_mismatch" in project.reason_codes)
     check.that("surface_blocked", surface.status == "guard_blocked")
     check.that("surface_scope_mismatch", "surface_scope_mismatch" in surface.reason_codes)
+    check.that("workspace_blocked", workspace.status == "guard_blocked")
+    check.that("workspace_scope_mismatch", "workspace_scope_mismatch" in workspace.reason_codes)
     check.that("blocked_requests_made_no_provider_call", blocked_calls == 0)
     check.that("sibling_scope_sees_nothing", sibling.status == "empty" and not sibling.results)
     check.false_application(blocked_calls)
@@ -111,6 +119,13 @@ def stale_source_rejection(ctx: Context) -> Check:
         checkpoint=f.checkpoint,
         binding=f.binding,
     ).packet
+    # A higher authority's conflict left unresolved: recall waits for it, never guesses.
+    conflicted = ctx.recall(
+        f.observed.conflicted_request,
+        corpus=f.corpus,
+        checkpoint=f.checkpoint,
+        binding=f.binding,
+    ).packet
     calls = meter.calls - calls_before
     # The same event, its source no longer current (mapped by the Issue Fix adapter).
     candidate = propose(f.observed.stale_proposal, fx.AUTHORITY_CHECKPOINT, now=ctx.now)
@@ -118,6 +133,8 @@ def stale_source_rejection(ctx: Context) -> Check:
     check.that("recall_blocked", packet.status == "guard_blocked")
     check.that("source_revision_mismatch", wanted[0] in packet.reason_codes)
     check.that("request_revision_mismatch", wanted[1] in packet.reason_codes)
+    check.that("conflict_blocked", conflicted.status == "guard_blocked")
+    check.that("unresolved_conflict", "unresolved_conflict" in conflicted.reason_codes)
     check.that("no_provider_call", calls == 0)
     check.that("stale_candidate_blocked", candidate.status == "guard_blocked")
     check.that(

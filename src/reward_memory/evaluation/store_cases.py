@@ -109,6 +109,9 @@ class LifecycleSeeds:
     # module surface or corpus), written into the same provider scope: a shared store
     # holds them, and only the item filter keeps them out of a recall.
     foreign: tuple[tuple[str, str], ...] = ()
+    # A record that supersedes the active one (an edit's replacement, as its owner wrote it).
+    successor_ref: str = ""
+    successor: str = ""
 
 
 # Fixture constants, built on first use: the records are a function of the observation
@@ -162,11 +165,19 @@ def _build_seeds(observed_at: str) -> LifecycleSeeds:
         ("other-surface", {"scope": attrs.evolve(scope, surface_ids=(fx.OTHER_SURFACE,))}),
         ("other-corpus", {"corpus_id": fx.SIBLING_CORPUS_ID}),
     )
+    replacement = _relabelled(
+        record,
+        candidate_ref=successor,
+        record_ref="",
+        supersession=Supersession(supersedes_refs=(record.candidate_ref,)),
+    )
     return LifecycleSeeds(
         active_ref=record.activation_ref,
         active=_written(record),
         superseded=_written(superseded),
         revoked=_written(revoked),
+        successor_ref=replacement.activation_ref,
+        successor=_written(replacement),
         foreign=tuple(
             (name, _written(_elsewhere(record, name, changes))) for name, changes in foreign
         ),
@@ -204,20 +215,34 @@ def supersede_revoke_rejection(ctx: Context) -> Check:
         store_seed(ctx, "active", seeds.active)
     control = recall_lifecycle(ctx)
     recalled = [item.record.activation_ref for item in control.items]
+    # The active record and the record that supersedes it, side by side: only the latter.
+    with ctx.seeding():
+        replacement_ref = store_seed(ctx, "successor", seeds.successor)
+    try:
+        # Every record of the scope in one result (the fixture's limit is 3): a superseding
+        # record a limit cut off could not drop the one it supersedes.
+        replaced = recall_lifecycle(ctx, limit=8)
+    finally:
+        with ctx.seeding():
+            remove_seed(ctx, replacement_ref)
+    after_edit = [item.record.activation_ref for item in replaced.items]
     check.that("recall_empty", packet.status == "empty")
     check.that("no_result", packet.result_count == 0)
     check.that("nothing_read_back_as_usable", not packet.result_readback_verified)
     check.that("provider_was_asked", packet.provider_call_count > 0)
     check.that("active_copy_recalled", control.packet.status == "completed")
     check.that("only_the_active_copy", recalled == [seeds.active_ref])
+    check.that("superseded_by_a_returned_record_dropped", after_edit == [seeds.successor_ref])
     check.false_application(packet.result_count)
     check.false_application(len(recalled) > 1)
+    check.false_application(seeds.active_ref in after_edit)
     check.evidence = {
         "recall_status": packet.status,
         "accepted_result_count": packet.result_count,
         "stored_states": ["revoked", "superseded"],
         "control_status": control.packet.status,
         "control_result_count": control.packet.result_count,
+        "superseded_pair_result_count": replaced.packet.result_count,
     }
     return check
 
@@ -240,10 +265,11 @@ def remove_seed(ctx: Context, ref: str) -> None:
     ctx.provider.delete(scope=binding.provider_scope, ref=ref, timeout=binding.timeout_seconds)
 
 
-def recall_lifecycle(ctx: Context) -> RecallSession:
+def recall_lifecycle(ctx: Context, *, limit: int | None = None) -> RecallSession:
     f = ctx.fixture
+    request = f.observed.request
     return ctx.recall(
-        f.observed.request,
+        request if limit is None else attrs.evolve(request, limit=limit),
         corpus=f.lifecycle_corpus,
         checkpoint=fx.LIFECYCLE_CHECKPOINT,
         binding=f.lifecycle_binding,
