@@ -9,7 +9,10 @@ count only the writes (``write`` and ``delete`` calls, and written bytes) made
 by the evaluated operations -- recall, application, the adapter, the route
 check -- and the gate holds if either is not zero. Both are counted by a proxy
 around the provider (:mod:`reward_memory.evaluation.counting`), never taken from
-a seam's own report (though case 1 checks that the two agree).
+a seam's own report (though case 1 checks that the two agree); writes the provider
+makes on its own (its record counts drifting from the run's ledger, or its own call
+log) are added. ``external_write_count`` is what the seams' packets report plus every
+file the case opened for writing (:mod:`reward_memory.evaluation.external`).
 
 Latency is measured per case with :func:`time.perf_counter` (float ms, three
 decimals) around the whole case, its seeding included. Model tokens, model
