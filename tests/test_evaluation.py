@@ -93,9 +93,9 @@ def test_metrics_are_measured_not_hard_coded(memory_run: Evaluation) -> None:
     assert any(case.latency_ms != int(case.latency_ms) for case in memory_run.cases)
     # Provider calls, counted by the proxy: the recall cases read; the guard-only cases don't.
     assert cases["compact_restart_survival"].provider_call_count == 2  # one search, one read
-    # search and two reads; then, with the active copy beside them, search and three reads;
-    # then, with its successor too, search and four reads
-    assert cases["supersede_revoke_rejection"].provider_call_count == 12
+    # Beside the isolation case's four foreign copies: search and six reads; with the
+    # active copy, search and seven; with its successor too, search and eight.
+    assert cases["supersede_revoke_rejection"].provider_call_count == 24
     assert cases["stale_source_rejection"].provider_call_count == 0
     assert cases["multi_person_authority_conditions"].provider_call_count == 0
     assert cases["large_edge_case_patch_protection"].provider_call_count == 0
@@ -112,19 +112,19 @@ def test_metrics_are_measured_not_hard_coded(memory_run: Evaluation) -> None:
 def test_fixture_seeding_is_reported_apart_and_cleaned_up(memory_run: Evaluation) -> None:
     """Seeding is the corpus owner's write, counted under fixture, not in the gated count."""
     fixture = memory_run.fixture
-    # The ingested record, three lifecycle copies, the isolation case's shared scope (five
-    # records written, then deleted again) and the lifecycle successor (written, deleted).
-    assert fixture.seed_write_count == 16
+    # The ingested record, the isolation case's four copies of other identities, three
+    # lifecycle copies and the lifecycle successor.
+    assert fixture.seed_write_count == 9
     assert fixture.seed_write_bytes > 0
-    assert fixture.cleanup_delete_count == 4
+    assert fixture.cleanup_delete_count == 9
     assert fixture.cleaned_up is True
     assert fixture.restart_count == 1
     assert fixture.provider_failure_count == 0
     cases = {case.case_id: case for case in memory_run.cases}
     assert cases["compact_restart_survival"].fixture_write_count == 1
-    assert cases["project_module_scope_isolation"].fixture_write_count == 10
-    assert cases["supersede_revoke_rejection"].fixture_write_count == 5
-    assert memory_run.metrics.fixture_write_count == 16
+    assert cases["project_module_scope_isolation"].fixture_write_count == 4
+    assert cases["supersede_revoke_rejection"].fixture_write_count == 4
+    assert memory_run.metrics.fixture_write_count == 9
 
 
 def test_metrics_sum_the_cases_and_dimensions_regroup_them(memory_run: Evaluation) -> None:
@@ -219,9 +219,9 @@ def test_the_lifecycle_seeds_are_the_real_activation_at_the_observation_time() -
         run = evaluate(now=NOW)
         lifecycle = next(c for c in run.cases if c.case_id == "supersede_revoke_rejection")
         assert lifecycle.passed
-        assert lifecycle.fixture_write_count == 5  # three seeds, the successor written, deleted
-        assert run.fixture.seed_write_count == 16
-        assert run.fixture.cleanup_delete_count == 4
+        assert lifecycle.fixture_write_count == 4  # three seeds and the successor
+        assert run.fixture.seed_write_count == 9
+        assert run.fixture.cleanup_delete_count == 9
         assert run.fixture.cleaned_up
 
 
