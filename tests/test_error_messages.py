@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,23 @@ def test_a_safe_unknown_key_is_still_named() -> None:
     with pytest.raises(RecordValidationError) as caught:
         wire.load({"schema_version": "reward_memory_candidate_proposal_v0", "colour": 1})
     assert "colour" in caught.value.message or caught.value.path.endswith("colour")
+
+
+def test_an_unusable_sqlite_location_does_not_chain_the_os_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    """A logged traceback prints ``__cause__``/``__context__``: the OSError names the path."""
+    import traceback
+
+    from reward_memory.errors import ProviderUnavailable
+    from reward_memory.providers.spi import ProviderScope
+    from reward_memory.providers.sqlite import SQLiteProvider
+
+    blocker = tmp_path / "secret-dir-name"
+    blocker.write_text("a file, not a directory", encoding="utf-8")
+    provider = SQLiteProvider(path=blocker / "sub" / "m.db")
+    with pytest.raises(ProviderUnavailable) as caught:
+        provider.write(scope=ProviderScope(namespace="n", scope_ref="s"), key="k", content="c")
+    printed = "".join(traceback.format_exception(caught.value))
+    assert "secret-dir-name" not in printed
+    provider.close()

@@ -135,9 +135,11 @@ class _Store:
                     time.sleep(min(delay, max(remaining, 0.0)))
                     delay = min(delay * 2, 0.05)
                 except OSError as exc:  # creating or inspecting the store's directory
+                    # Not chained: an OSError names the caller's path, and a logged
+                    # traceback would print it.
                     raise ProviderUnavailable(
                         f"the sqlite store's location cannot be used ({type(exc).__name__})"
-                    ) from exc
+                    ) from None
 
     def _arm(self, conn: sqlite3.Connection, deadline: float) -> None:
         """Bound SQLite's lock waits and statement time by the call's deadline."""
