@@ -10,6 +10,7 @@ and a pass is ready_for_bounded_dogfood, never production.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from datetime import UTC, datetime
@@ -233,7 +234,7 @@ def test_sqlite_provider_passes_and_is_left_clean(tmp_path: Path, memory_run: Ev
     assert result.provider_id == "sqlite"
     assert result.fixture.restart_count == 1
     assert result.fixture.cleaned_up is True
-    with sqlite3.connect(database) as conn:
+    with contextlib.closing(sqlite3.connect(database)) as conn, conn:
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (0,)
     # The same contract, measured the same way, on another store.
     assert _without_latency(result)["cases"] == _without_latency(memory_run)["cases"]

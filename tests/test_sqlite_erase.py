@@ -9,6 +9,7 @@ content and the summary of one record, and first proves the scan finds it.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import uuid
 from typing import TYPE_CHECKING
@@ -129,13 +130,13 @@ def test_an_interrupted_index_merge_is_finished_by_the_next_delete(
     provider.close()
     # The flag outlived the failed merge (raw bytes cannot tell: FTS5 prefix-compresses
     # its terms, so a still-indexed canary need not appear contiguously in the file).
-    with sqlite3.connect(tmp_path / "memory.db") as raw:
+    with contextlib.closing(sqlite3.connect(tmp_path / "memory.db")) as raw, raw:
         assert _erase.index_erase_pending(raw)
     with SQLiteProvider(path=tmp_path / "memory.db") as again:
         # Any delete finishes it, even of a ref that does not exist.
         assert again.delete(scope=SCOPE, ref="sqlite:" + "0" * 32).deleted is False
     assert set(_occurrences(tmp_path, canary).values()) <= {0}
-    with sqlite3.connect(tmp_path / "memory.db") as raw:
+    with contextlib.closing(sqlite3.connect(tmp_path / "memory.db")) as raw, raw:
         assert not _erase.index_erase_pending(raw)
 
 
@@ -168,5 +169,5 @@ def test_a_thousand_erasing_deletes_leave_a_readable_index(tmp_path: Path) -> No
         assert provider.search(scope=SCOPE, query="w0x0x1", limit=8).hits == ()  # deleted
     finally:
         provider.close()
-    with sqlite3.connect(tmp_path / "m.db") as check:
+    with contextlib.closing(sqlite3.connect(tmp_path / "m.db")) as check, check:
         check.execute("INSERT INTO documents_fts (documents_fts) VALUES ('integrity-check')")

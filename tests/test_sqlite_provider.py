@@ -9,6 +9,7 @@ depends on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -67,8 +68,15 @@ def provider(tmp_path: Path) -> Iterator[SQLiteProvider]:
         built.close()
 
 
-def _raw(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(path, isolation_level=None)
+@contextlib.contextmanager
+def _raw(path: Path) -> Iterator[sqlite3.Connection]:
+    """A raw connection to the store, closed on exit (``with sqlite3.connect()`` only
+    commits: Python 3.13 warns about the connection left open)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 def _assert_public(exc: BaseException, tmp_path: Path) -> None:
@@ -411,7 +419,7 @@ def test_a_held_write_lock_times_out_writes_but_not_reads(tmp_path: Path) -> Non
     with SQLiteProvider(path=path) as provider:
         ref = provider.write(scope=SCOPE, key="doc-1", content="readable").ref
         legacy = _legacy_pending_write(path, "doc-0", "readable legacy")
-        holder = _raw(path)
+        holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         try:
             started = time.monotonic()

@@ -10,6 +10,7 @@ name the wrong terms.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import time
@@ -31,14 +32,14 @@ def _reference_terms(text: str) -> list[str]:
 
 
 def _crisismerge(path: Path) -> object:
-    with sqlite3.connect(path) as raw:
+    with contextlib.closing(sqlite3.connect(path)) as raw, raw:
         rows = raw.execute("SELECT v FROM documents_fts_config WHERE k = 'crisismerge'").fetchall()
     return rows[0][0] if rows else None
 
 
 def _structure_levels(path: Path) -> list[int]:
     """Segments per level of the FTS5 index (its structure record, rowid 10)."""
-    with sqlite3.connect(path) as raw:
+    with contextlib.closing(sqlite3.connect(path)) as raw, raw:
         (blob,) = raw.execute("SELECT block FROM documents_fts_data WHERE id = 10").fetchone()
 
     def varint(at: int) -> tuple[int, int]:
@@ -100,7 +101,7 @@ def _old_store(path: Path) -> None:
     """A store as the previous release wrote it: schema 1 without the crisismerge row."""
     with SQLiteProvider(path=path) as provider:
         provider.write(scope=SCOPE, key="doc-old", content="written before the tuning")
-    with sqlite3.connect(path) as raw:
+    with contextlib.closing(sqlite3.connect(path)) as raw, raw:
         raw.execute("DELETE FROM documents_fts_config WHERE k = 'crisismerge'")
     assert _crisismerge(path) is None
 
@@ -116,7 +117,7 @@ def test_a_store_from_before_the_tuning_opens_reads_and_gets_it(tmp_path: Path) 
             "created"
         )
     assert _crisismerge(path) == _schema.CRISISMERGE
-    with sqlite3.connect(path) as raw:
+    with contextlib.closing(sqlite3.connect(path)) as raw, raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
 
 
