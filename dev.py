@@ -129,6 +129,11 @@ def _run(cmd: list[str]) -> int:
 
 
 def demo(py: Path, extra: list[str]) -> int:
+    # The demo runs from the repository root; a relative store path means the caller's
+    # directory (where it was typed), never a file inside the repository.
+    store = os.environ.get("REWARD_MEMORY_SQLITE_PATH")
+    if store and not Path(store).is_absolute():
+        os.environ["REWARD_MEMORY_SQLITE_PATH"] = str(Path.cwd() / store)
     return _run([str(py), str(ROOT / "examples" / "main_job.py"), *extra])
 
 

@@ -636,6 +636,20 @@ def test_a_reasoning_that_repeats_withheld_content_loosely_fails_open(
     assert result.receipt.reasoning_summary == SUMMARY_REPEATS_WITHHELD
 
 
+def test_a_reasoning_gluing_a_withheld_summary_into_other_text_fails_open(
+    provider: Provider,
+) -> None:
+    """A script without spaces (CJK) is one "word": the verbatim copy is still a repeat."""
+    session = _private_session(provider)
+    (item,) = session.items
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary="我认为" + item.content_summary + "很重要")
+
+    result = apply(BASE, session, application_id="application:10", apply_memory=model)
+    assert (result.status, result.output) == ("failed", BASE)
+
+
 def test_a_reasoning_sharing_a_few_words_with_withheld_content_is_kept(
     provider: Provider,
 ) -> None:

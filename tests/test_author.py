@@ -448,3 +448,53 @@ def test_an_unchanged_activation_is_not_resolved_again(
     _disable_agent(tmp_path)
     assert memory.available is False
     assert len(calls) == 1
+
+
+def test_a_config_fixed_after_open_gets_its_provider_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first build failed (a provider id nothing serves): once the config names one
+    that exists, the open object builds it, as a freshly opened one would."""
+    monkeypatch.chdir(tmp_path)
+    data = _sqlite_config()
+    broken = json.loads(json.dumps(data).replace('"sqlite"', '"not-installed"'))
+    (tmp_path / "config.json").write_text(json.dumps(broken), encoding="utf-8")
+    activation = tmp_path / "activation.json"
+    activation.write_text(json.dumps(activation_data()), encoding="utf-8")
+    memory = rm.open_experiment(
+        activation,
+        goal_id="issue-fix",
+        agent_id="agent:patcher",
+        authority=authority(),
+        read_authority=_reader,
+    )
+    assert memory.status().provider_health.status != "available"  # type: ignore[union-attr]
+    (tmp_path / "config.json").write_text(json.dumps(data), encoding="utf-8")
+    assert memory.status().provider_health.status == "available"  # type: ignore[union-attr]
+    memory.close()
+
+
+def test_a_change_while_the_activation_is_read_is_seen_on_the_next_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fault injection: the operator's write lands while the object resolves the file
+    again. The object does not record that state as seen: the next call resolves again."""
+    import reward_memory.author as author
+
+    memory = _open(tmp_path, InMemoryProvider())
+    real = author.resolve_experiment
+    fired: list[bool] = []
+
+    def resolve_then_change(*args: Any, **kwargs: Any) -> Any:
+        runtime = real(*args, **kwargs)
+        if not fired:
+            fired.append(True)
+            _disable_agent(tmp_path)  # lands after the read, before the object looks again
+        return runtime
+
+    (tmp_path / "activation.json").write_text(
+        json.dumps(activation_data()) + " ", encoding="utf-8"
+    )  # a change: the next call resolves again
+    monkeypatch.setattr(author, "resolve_experiment", resolve_then_change)
+    assert memory.available  # resolved the allowlisted state ...
+    assert memory.available is False  # ... and the change that landed meanwhile is seen

@@ -604,3 +604,23 @@ def test_a_loaded_control_summary_cannot_claim_to_count() -> None:
     packet["controls"][0]["counted"] = True
     with pytest.raises(RecordValidationError):
         wire.load(packet)
+
+
+def test_applications_sharing_a_default_id_on_other_artifacts_are_distinct() -> None:
+    """``Experiment.boundary`` names every application ``boundary`` by default: three
+    applications on three artifacts are three settlements, not one counted thrice."""
+    import attrs
+
+    receipts = [
+        build_receipt(
+            observation(
+                attrs.evolve(app_receipt(outcome, n=n), application_id="boundary"),
+                **({"family": "loopx", "domain_id": f"loopx.d{n}"} if family == "loopx" else {}),
+            )
+        )
+        for n, (outcome, family) in enumerate(
+            [("applied", "issue_fix"), ("ignored", "issue_fix"), ("refuted", "issue_fix")]
+        )
+    ]
+    batch = build_batch(receipts, ready_controls(), evaluation())
+    assert len(batch.receipts) == 3

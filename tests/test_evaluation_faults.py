@@ -446,3 +446,27 @@ def test_a_recall_that_keeps_a_superseded_record_fails_the_lifecycle_case(
     monkeypatch.setattr(execution, "_superseded", lambda items: [False] * len(items))
     result = evaluate(now=NOW)
     assert "case_failed:supersede_revoke_rejection" in result.release_gate.reason_codes
+
+
+def test_another_threads_file_writes_are_not_the_cases(tmp_path: Any) -> None:
+    """A host's logging thread writing files while the evaluation runs is not an
+    external write of the evaluated operations."""
+    import threading
+
+    stop = threading.Event()
+
+    def busy() -> None:
+        count = 0
+        while not stop.is_set():
+            (tmp_path / f"log-{count % 3}.txt").write_text("x", encoding="utf-8")
+            count += 1
+
+    worker = threading.Thread(target=busy)
+    worker.start()
+    try:
+        result = evaluate(now=NOW)
+    finally:
+        stop.set()
+        worker.join()
+    assert result.metrics.external_write_count == 0
+    assert result.ok is True

@@ -480,3 +480,13 @@ def test_a_route_that_contradicts_the_status_is_refused() -> None:
             ),
         )
     assert caught.value.path == "$.config_runtime_route"
+
+
+def test_a_status_written_before_the_route_was_added_still_reads(tmp_path: Path) -> None:
+    plain = wire.dump(experiment_status(_resolve(experiment_dir(tmp_path))))
+    del plain["config_runtime_route"]
+    del plain["adapter"]
+    del plain["corpus_id"]
+    schemas.validate(plain)
+    loaded = wire.load(plain)
+    assert loaded.config_runtime_route is not None

@@ -39,6 +39,7 @@ def _recall(rt: Any, provider: Any, **changes: Any) -> Any:
         "apply_memory": applying,
         "provider": provider,
         "now": NOW,
+        "authority": authority(),  # vouches for the ingested hard-policy records
     }
     arguments.update(changes)
     outcome = automatic_recall(rt, PLANNING, **arguments)
@@ -492,3 +493,16 @@ def test_a_conflicted_context_blocks_every_corpus() -> None:
     assert result.status == "not_available"
     assert result.packet.reason_code == "every_corpus_guard_blocked"
     assert len(provider.calls) == calls
+
+
+def test_without_an_authority_source_no_recalled_record_acts() -> None:
+    """DESIGN.md §2: the standing policy narrows what an authority source's checkpoint may
+    activate, it never substitutes for one: with no source, nothing vouches for a
+    hard-policy record, and the walk passes over it (base output kept)."""
+    rt = runtime()
+    provider = seeded(rt)
+    vouched = _recall(rt, provider)
+    assert vouched.status == "applied"
+    alone = _recall(rt, provider, authority=None)
+    assert alone.status != "applied"
+    assert alone.output == {"plan": 1}

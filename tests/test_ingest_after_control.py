@@ -209,12 +209,12 @@ class _MarkerWriteFails:
         return self._inner.write(**kwargs)
 
 
-def test_a_failed_marker_write_is_partial_and_deletes_nothing(provider: Any) -> None:
-    """The marker comes before any delete: a control that could not close the
-    record removes nothing and says so; a retry completes."""
+def test_a_failed_marker_write_changes_nothing_and_says_so(provider: Any) -> None:
+    """The marker comes first, before the control record and any delete: a control
+    that could not close the record removes nothing and says so; a retry completes."""
     record = _stored(provider)
     control = _control(provider, record, "revoke", via=_MarkerWriteFails(provider))
-    assert control.status == "partial"
+    assert control.status == "provider_unavailable"
     assert control.reason_codes == ("provider_write_failed",)
     assert control.receipt.deleted_count == 0
     assert control.receipt.readback_verified is False

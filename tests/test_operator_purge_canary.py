@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 from tests._operator_support import NOW, binding, ingest_soft, request, stored_record
 
@@ -169,3 +170,64 @@ def test_an_ingest_whose_write_lands_after_a_purge_takes_it_back(tmp_path: Path)
         assert _occurrences(store, canary) == 0
     finally:
         inner.close()
+
+
+class _IngestBeforeFirstWrite:
+    """Fault injection: a whole ingest runs just before the control's first write lands."""
+
+    def __init__(self, inner: Any, ingest_now: Any) -> None:
+        self._inner, self._ingest_now, self._fired = inner, ingest_now, False
+        self.provider_id, self.spi_version = inner.provider_id, inner.spi_version
+
+    def write(self, **kwargs: Any) -> Any:
+        if not self._fired:
+            self._fired = True
+            self._ingest_now()
+        return self._inner.write(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_an_ingest_that_ran_before_the_purge_closed_the_record_is_purged_too() -> None:
+    """The control closes the record (its marker) before it locates: an ingest that wrote
+    just before is found and deleted, one just after sees the marker -- either way the
+    purge that says completed leaves nothing."""
+    from tests._ingest_support import OBSERVED, soft_binding, soft_event_data, soft_policy
+    from tests._operator_support import corpus
+
+    from reward_memory.ingestion import ingest
+    from reward_memory.testing import InMemoryProvider
+
+    canary = "qzbefore" + uuid.uuid4().hex[:12]
+    summary = f"Lead the review summary with the {canary} risk."
+    provider = InMemoryProvider()
+    record = stored_record(provider, ingest_soft(provider, summary=summary))
+    replays: list[Any] = []
+
+    def replay() -> None:
+        replays.append(
+            ingest(
+                soft_event_data(summary),
+                adapter="scoped_feedback",
+                corpus=corpus(),
+                standing_policy=soft_policy(policy_id="policy:review-summary-v2"),
+                binding=soft_binding(),
+                observed_at=OBSERVED,
+                provider=provider,
+                execute=True,
+                now=NOW,
+            )
+        )
+
+    purged = operator_control(
+        request(record, "purge"),
+        provider=_IngestBeforeFirstWrite(provider, replay),  # type: ignore[arg-type]
+        binding=binding(),
+        execute=True,
+        now=NOW,
+    )
+    assert [r.status for r in replays] == ["activated"]
+    assert purged.status == "completed"
+    held = provider.documents(binding().provider_scope).values()
+    assert not any(canary in content for content in held)

@@ -120,6 +120,16 @@ def test_bad_policies_are_refused_with_the_field_path(
         "repository:commit",
         "repository:delete",
         "org:administrator",
+        # One-word compounds: the root inside the word names the authority too.
+        "repository:readwrite",
+        "repo:overwrite",
+        "repo:writeback",
+        "git:forcepush",
+        "auth:accesstoken",
+        "auth:sessiontoken",
+        "vault:secretkey",
+        "aws:access_key",
+        "pypi:upload",
     ],
 )
 def test_no_policy_hands_out_credential_write_publish_or_production_scope(scope: str) -> None:
@@ -146,6 +156,9 @@ def test_no_policy_hands_out_credential_write_publish_or_production_scope(scope:
         "issue_fix:passing_tests",
         "reviewer:summary_tone",
         "issue_fix:keyboard_layout",
+        "issue_fix:reproduction",
+        "billing:credit_notes",
+        "privacy:pseudonymize",
     ],
 )
 def test_words_that_only_resemble_a_forbidden_one_are_allowed(scope: str) -> None:

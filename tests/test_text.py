@@ -152,6 +152,8 @@ CREDENTIALS: list[tuple[str, str]] = [
     ("discord_webhook", "https://discord.com/api/webhooks/123456789/" + "aB3_" * 8),
     ("curl_user", "curl -u admin:hunter2pass https://api.example.com"),
     ("curl_user_long", "curl --user deploy:Tr0ub4dor3 https://api.example.com"),
+    ("curl_user_quoted", "curl -u 'bob:s3cretpass' https://api.example.com"),
+    ("curl_user_equals", "curl --user=bob:s3cretpass https://api.example.com"),
     ("sshpass", "sshpass -p hunter2 ssh host"),
     ("mailchimp", "0123456789abcdef0123456789abcdef-us12"),
 ]
@@ -199,6 +201,9 @@ LOCAL_PATHS: list[tuple[str, str]] = [
 ]
 
 BENIGN: list[str] = [
+    "docker run -u 1000:1000 image",
+    "docker exec -u root:root container ls",
+    "ps -u app:www",
     "viking://resources/tmp/x",
     "viking://user/home/x",
     "viking://resources/reward-memory/openviking-issue-fix/"

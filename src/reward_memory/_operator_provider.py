@@ -215,6 +215,15 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
     scope = binding.provider_scope
     timeout = float(binding.timeout_seconds)
     content = _content(written)
+    # 0. Close the record for ingest first (the marker a replay of its event reads before
+    #    and after it writes): an ingest racing this control either wrote before the
+    #    locate below (found, deleted) or sees the marker and takes its write back.
+    marker = closed_content(record.record_ref)
+    closed_ref, closed_created, failure = _write_marker(
+        provider, scope, record.record_ref, marker, timeout
+    )
+    if closed_ref is None:
+        return Outcome(status="provider_unavailable", reasons=(failure,), calls=1)
     try:
         located, calls = locate(
             provider,
@@ -224,14 +233,30 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
             timeout=timeout,
         )
     except LocateFailed as exc:
-        return Outcome(status="provider_unavailable", reasons=(exc.reason,), calls=exc.calls)
+        return Outcome(
+            status="provider_unavailable",
+            reasons=(exc.reason,),
+            write_performed=closed_created,
+            calls=exc.calls + 1,
+        )
+    calls += 1  # the marker
     # The lineage only narrows: nothing comes back after a purge, and a revoked
     # record is not retired back into the store (its content would return).
     kinds = {item.kind for item in located}
     if "purged" in kinds and action != "purge":
-        return Outcome(status="lineage_conflict", reasons=("record_purged",), calls=calls)
+        return Outcome(
+            status="lineage_conflict",
+            reasons=("record_purged",),
+            write_performed=closed_created,
+            calls=calls,
+        )
     if "revoked" in kinds and action == "retire":
-        return Outcome(status="lineage_conflict", reasons=("record_revoked",), calls=calls)
+        return Outcome(
+            status="lineage_conflict",
+            reasons=("record_revoked",),
+            write_performed=closed_created,
+            calls=calls,
+        )
     # A purge leaves the tombstone alone: the revocation record's reasoning goes too.
     deletable = frozenset({"record", "revoked"} if action == "purge" else {"record"})
 
@@ -248,7 +273,7 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
         return Outcome(
             status="provider_unavailable", reasons=("provider_answer_malformed",), calls=calls
         )
-    created = write_status == "created"
+    created = write_status == "created" or closed_created
     if write_status == "conflict":
         # The key is taken: by this control at an earlier time (a retry), or by something else.
         calls += 1
@@ -266,16 +291,6 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
                 calls=calls,
             )
         content = held
-
-    # 1b. Close the record for ingest (the marker a replay of its event reads first).
-    calls += 1
-    marker = closed_content(record.record_ref)
-    closed_ref, closed_created, failure = _write_marker(
-        provider, scope, record.record_ref, marker, timeout
-    )
-    if closed_ref is None:
-        return Outcome(status="partial", reasons=(failure,), write_performed=created, calls=calls)
-    created = created or closed_created
 
     # 2. Delete every document that is this record (a retired copy this control
     #    wrote -- under its key or in the slot -- stays).

@@ -343,6 +343,9 @@ def _repeats_withheld(summary: str, items: tuple[Any, ...], results: tuple[Any, 
             withheld = item.content_summary
             if len(withheld) < _REPEAT_MIN:
                 continue
+            # As text (a script without spaces is one "word"), then as words.
+            if withheld.casefold() in summary.casefold():
+                return True
             if folded is None:
                 folded = _words(summary)
             if _shares_a_run(_words(withheld), folded):

@@ -103,6 +103,7 @@ class Experiment:
         self._authority = authority
         self._read_authority = read_authority
         self._provider = provider
+        self._injected = provider is not None
         self._owned = False
         self._built = provider is not None
         self._lock = threading.Lock()
@@ -135,22 +136,29 @@ class Experiment:
         source = self._source
         if source is None:
             return
-        if source.stamp() == source.seen:
+        stamp = source.stamp()
+        if stamp == source.seen:
             return
         runtime = resolve_experiment(source.path, goal_id=source.goal_id, agent_id=source.agent_id)
         stale: Provider | None = None
         with self._lock:
             before = self._runtime.config
             after = runtime.config
-            if self._owned and (
+            if not self._injected and (
                 after is None
                 or before is None
                 or after.project_provider_binding != before.project_provider_binding
             ):
-                # Another provider (or none): the one this object built goes.
-                stale, self._provider, self._owned, self._built = self._provider, None, False, False
+                # Another provider (or none, or one the first build could not make): the
+                # one this object built goes, the next call builds what the config names.
+                stale = self._provider if self._owned else None
+                self._provider, self._owned, self._built = None, False, False
             self._runtime = runtime
             source.track(runtime)
+            if source.seen[:1] != stamp[:1]:
+                # The activation file changed while it was being read: what was read may
+                # be the old state. Look again on the next call.
+                source.seen = ()
         if stale is not None:
             with contextlib.suppress(Exception):
                 stale.close()
@@ -184,6 +192,7 @@ class Experiment:
         with self._lock:
             provider, owned = self._provider, self._owned
             self._provider, self._owned, self._built = None, False, True
+            self._injected = True  # closed: a later config change builds nothing
         if owned and provider is not None:
             with contextlib.suppress(Exception):
                 provider.close()

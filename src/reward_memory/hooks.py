@@ -365,7 +365,9 @@ def run_recall(
                 provider=_provider_for(provider, corpus_route.corpus_id),
                 now=moment,
                 standing_policy=corpus_route.standing_policy,
-                authority=authority,
+                # No authority source: nobody vouches, so no record acts (authority is
+                # never inferred; the standing policy only narrows a source's word).
+                authority=_NOBODY if authority is None else authority,
             )
         except (KeyboardInterrupt, SystemExit):
             raise
@@ -473,6 +475,18 @@ def _context_from(**fields: Any) -> RecallContext | None:
         return None
 
 
+class _Nobody:
+    """The authority source of a caller that has none: it vouches for nothing."""
+
+    source_ref = "authority:none"
+
+    def checkpoint_for(self, **_: Any) -> None:
+        return None
+
+
+_NOBODY: Final = _Nobody()
+
+
 def automatic_recall(
     runtime: ExperimentRuntime,
     surface_id: str,
@@ -495,6 +509,7 @@ def automatic_recall(
     observed_at: str | None = None,
     freshness_context: FreshnessContext | Mapping[str, Any] | None = None,
     conflict_state: str = "clear",
+    authority: AuthoritySource | None = None,
 ) -> RecallOutcome:
     """The automatic recall hook (module docs): runs only when the flag is on.
 
@@ -543,4 +558,5 @@ def automatic_recall(
         apply_memory=apply_memory,
         provider=provider,
         now=now,
+        authority=authority,
     )

@@ -197,8 +197,9 @@ _CREDENTIAL_SHAPES: Final = (
     r"[^&\s]{8,}",
     # A webhook URL is its own credential.
     r"\bdiscord(?:app)?\.com/api/webhooks/[0-9]+/[a-z0-9_-]{20,}",
-    # user:password given to curl (-u / --user) or a password to sshpass (-p).
-    r"(?<![\w-])(?:-u|--user)\s+[^\s:\"'`]+:[^\s\"'`]{3,}",
+    # user:password given to curl (-u / --user, spaced, glued or with =, quoted or not)
+    # or a password to sshpass (-p). Only curl's: `docker run -u 1000:1000` is a uid.
+    r"\bcurl\b[^\n]{0,200}?(?<![\w-])(?:-u|--user)(?:\s+|=)?[\"']?[^\s:\"'`]+:[^\s\"'`]{3,}",
     r"\bsshpass\s+-p\s*[^\s\"'`-][^\s\"'`]{2,}",
     # Mailchimp API keys.
     r"\b[a-f0-9]{32}-us[0-9]{1,2}\b",

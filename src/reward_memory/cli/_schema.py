@@ -20,7 +20,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for sub in actions.choices.values():
         # Accept --format after the action too; SUPPRESS keeps the verb-level value otherwise.
         sub.add_argument(
-            "--format", choices=("json", "text"), default=argparse.SUPPRESS, help="output format"
+            "--format",
+            choices=("json", "text", "markdown"),
+            default=argparse.SUPPRESS,
+            help="output format",
         )
 
 

@@ -187,12 +187,24 @@ def check_unique(
             [r.application_receipt_id for r in receipts],
         ),
         # One application is one settlement, whatever its receipt's wording: an
-        # edited copy (another reasoning summary) has another receipt id, not
-        # another application (nor another module domain).
+        # edited copy (another reasoning summary) has another receipt id, not another
+        # application (nor another module domain). An application is its id, artifact,
+        # corpus, surface and memory (a default id such as the boundary's repeats).
         (
             "$.receipts",
             "must not double-count an application settlement",
-            [r.application_id for r in receipts],
+            [
+                "\n".join(
+                    (
+                        r.application_id,
+                        r.artifact_ref,
+                        r.corpus_id,
+                        r.surface_id,
+                        *r.memory_ref_digests,
+                    )
+                )
+                for r in receipts
+            ],
         ),
         (
             controls_path,

@@ -85,6 +85,14 @@ _FORBIDDEN_WORD: Final = re.compile(
     r"|delet(?:e|es|ed|ing|ions?)"
     r"|(?:api|ssh|private|signing)keys?"
 )
+# Roots distinctive enough to refuse inside a word too (``readwrite``, ``overwrite``,
+# ``forcepush``, ``accesstoken``, ``secretkey``, ``upload``): none is part of an ordinary
+# word an action scope would use. Short or common stems (``prod``, ``cred``, ``sudo``,
+# ``admin``, ``merge``) stay whole words only (``reproduce``, ``credit``, ``pseudo``).
+_FORBIDDEN_ROOT: Final = re.compile(
+    r"writ(?:e|ing|ten|able)|push|tokens?|secret|publish|deploy|commit|delet(?:e|ing|ion)"
+    r"|upload|passw|credential|(?:api|ssh|private|signing|access|secret|session|auth)_?keys?"
+)
 _SEGMENTS: Final = re.compile(r"[:._/-]+")
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CANDIDATE_CLASS_SET: Final = frozenset(CANDIDATE_CLASSES)
@@ -125,9 +133,11 @@ def names_forbidden_authority(scope: str) -> bool:
     words = [
         word.lower() for segment in _SEGMENTS.split(scope) for word in _CAMEL.split(segment) if word
     ]
-    match = _FORBIDDEN_WORD.fullmatch
-    return any(match(word) for word in words) or any(
-        match(first + second) for first, second in itertools.pairwise(words)
+    match, inside = _FORBIDDEN_WORD.fullmatch, _FORBIDDEN_ROOT.search
+    return (
+        any(match(word) or inside(word) for word in words)
+        or any(match(first + second) for first, second in itertools.pairwise(words))
+        or any(inside(first + second) for first, second in itertools.pairwise(words))
     )
 
 
