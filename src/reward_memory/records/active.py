@@ -280,6 +280,26 @@ STORED_RECORD_TYPES: Final[dict[str, type[ActiveRecord] | type[LegacyActiveRecor
 }
 
 
+_MAX_STORED_DEPTH: Final = 64
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests containers more than ``limit`` deep (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 # The C scanner json.loads runs (an attribute typeshed does not declare).
 _SCAN: Final[Any] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _JSON_SPACE: Final = " \t\n\r"
@@ -357,6 +377,11 @@ def _load_reference(content: str | bytes | bytearray) -> ActiveRecord | LegacyAc
     """:func:`load_stored` by ``json.loads`` and the reference walk (the record or the error)."""
     try:
         data = decode_stored(content)
+        if _deeper_than(data, _MAX_STORED_DEPTH):
+            # A record is a few levels deep. Deeper nesting is no record, and how deep
+            # json.loads itself goes differs between Python versions: refuse it the same
+            # way everywhere.
+            raise ValueError("nested too deep")
     except (ValueError, TypeError, RecursionError):
         raise InputError("a stored record is one JSON document", code="invalid_json") from None
     if type(data) is not dict:
