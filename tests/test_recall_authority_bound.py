@@ -13,6 +13,7 @@ exactly what that policy could have activated.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -53,8 +54,21 @@ def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+_OPENED: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_providers() -> Iterator[None]:
+    """Close what a test opened (a SQLite provider left open is a ResourceWarning)."""
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
+
+
 def _provider(kind: str, tmp_path: Any) -> Any:
-    return get_provider("memory://" if kind == "memory" else f"sqlite:///{tmp_path / 's.db'}")
+    provider = get_provider("memory://" if kind == "memory" else f"sqlite:///{tmp_path / 's.db'}")
+    _OPENED.append(provider)
+    return provider
 
 
 def _recall(provider: Any, kind: str, **options: Any) -> Any:
