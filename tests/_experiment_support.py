@@ -149,3 +149,30 @@ def experiment_dir(tmp_path: Path, config: Any = None, **activation: Any) -> Pat
     """A directory with activation.json and config.json; returns the activation path."""
     write_json(tmp_path / "config.json", config_data() if config is None else config)
     return write_json(tmp_path / "activation.json", activation_data(**activation))
+
+
+EXAMPLE_EXPERIMENT = Path(__file__).resolve().parents[1] / "examples" / "experiment"
+
+
+def open_example(tmp_path: Path, provider: Any) -> Any:
+    """The shipped example experiment (its config, activated for ``agent:patcher`` the way
+    ``configure`` writes it, its authority map) opened over ``provider``."""
+    import shutil
+
+    import reward_memory as rm
+
+    shutil.copyfile(EXAMPLE_EXPERIMENT / "config.json", tmp_path / "config.json")
+    rm.configure_goal(
+        tmp_path / "activation.json",
+        goal_id="issue-fix",
+        config_path="config.json",
+        agents=["agent:patcher"],
+        execute=True,
+    )
+    return rm.open_experiment(
+        tmp_path / "activation.json",
+        goal_id="issue-fix",
+        agent_id="agent:patcher",
+        authority=EXAMPLE_EXPERIMENT / "authority.json",
+        provider=provider,
+    )

@@ -353,33 +353,16 @@ def test_an_event_written_as_the_originals_is_ingested_with_a_stated_lack_of_bas
     written exactly so is activated (packets interoperate, DESIGN.md §5), and the stored
     record still names its confidence basis -- that none was stated."""
     import json
-    import shutil
-    from pathlib import Path
 
-    import reward_memory as rm
+    from _experiment_support import EXAMPLE_EXPERIMENT, open_example
     from reward_memory import wire
     from reward_memory.records._candidate_inputs import UNSTATED_BASIS
     from reward_memory.testing import InMemoryProvider
 
-    examples = Path(__file__).resolve().parents[1] / "examples" / "experiment"
-    shutil.copyfile(examples / "config.json", tmp_path / "config.json")
-    rm.configure_goal(
-        tmp_path / "activation.json",
-        goal_id="issue-fix",
-        config_path="config.json",
-        agents=["agent:patcher"],
-        execute=True,
-    )
-    event = json.loads((examples / "event.json").read_text("utf-8"))
+    event = json.loads((EXAMPLE_EXPERIMENT / "event.json").read_text("utf-8"))
     del event["reasoning"]["confidence_basis"]
     provider = InMemoryProvider()
-    with rm.open_experiment(
-        tmp_path / "activation.json",
-        goal_id="issue-fix",
-        agent_id="agent:patcher",
-        authority=examples / "authority.json",
-        provider=provider,
-    ) as memory:
+    with open_example(tmp_path, provider) as memory:
         hook = memory.ingest(event, observed_at="2026-11-01T12:00:00Z", execute=True)
         assert hook.status == "activated"
         scope = memory.runtime.surface("issue_fix.patch_planning").ingest.binding.provider_scope

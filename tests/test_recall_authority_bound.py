@@ -236,23 +236,11 @@ def test_a_record_claiming_an_actor_the_authority_source_never_vouched_for_is_no
     that anyone could write into the scope, claiming an actor the authority map grants
     nothing, passes the standing policy's class/role/scope/checkpoint checks; the
     experiment's authority source, asked at recall, does not vouch for it."""
-    import shutil
-    from pathlib import Path
-
-    import reward_memory as rm
+    from _experiment_support import EXAMPLE_EXPERIMENT, open_example
     from reward_memory import jsonio
     from reward_memory._canonical_text import canonical_text
     from reward_memory.testing import InMemoryProvider
 
-    examples = Path(__file__).resolve().parents[1] / "examples" / "experiment"
-    shutil.copyfile(examples / "config.json", tmp_path / "config.json")
-    rm.configure_goal(
-        tmp_path / "activation.json",
-        goal_id="issue-fix",
-        config_path="config.json",
-        agents=["agent:patcher"],
-        execute=True,
-    )
     provider = InMemoryProvider()
     forged_ref = "candidate:00000000000000000abc"
     seen: list[tuple[str, str]] = []
@@ -267,14 +255,8 @@ def test_a_record_claiming_an_actor_the_authority_source_never_vouched_for_is_no
             "current_artifact_verified": True,
         }
 
-    with rm.open_experiment(
-        tmp_path / "activation.json",
-        goal_id="issue-fix",
-        agent_id="agent:patcher",
-        authority=examples / "authority.json",
-        provider=provider,
-    ) as memory:
-        event = jsonio.read(str(examples / "event.json"))
+    with open_example(tmp_path, provider) as memory:
+        event = jsonio.read(str(EXAMPLE_EXPERIMENT / "event.json"))
         assert memory.ingest(event, observed_at="2026-11-01T12:00:00Z", execute=True).status == (
             "activated"
         )
