@@ -86,13 +86,20 @@ def summary_lines(packet: dict[str, Any]) -> list[str]:
     for key in _SUMMARY_KEYS:
         if key in packet and packet[key] is not None:
             lines.append(f"  {key}: {packet[key]}")
-    if isinstance(packet.get("memory_classes"), list):
-        lines.append(f"  memory_classes: {len(packet['memory_classes'])}")
-    if "corpus_count" in packet:
-        lines.append(f"  corpus_count: {packet['corpus_count']}")
-    if isinstance(packet.get("reason_codes"), list):
-        lines.append(f"  reason_codes: {', '.join(packet['reason_codes']) or '-'}")
+    lines.extend(f"  {key}: {value or '-'}" for key, value in _counted(packet))
     return lines
+
+
+def _counted(packet: dict[str, Any]) -> list[tuple[str, str]]:
+    """The counts both readable views show: classes, corpora, reason codes."""
+    counts = []
+    if isinstance(packet.get("memory_classes"), list):
+        counts.append(("memory_classes", str(len(packet["memory_classes"]))))
+    if "corpus_count" in packet:
+        counts.append(("corpus_count", str(packet["corpus_count"])))
+    if isinstance(packet.get("reason_codes"), list):
+        counts.append(("reason_codes", ", ".join(map(str, packet["reason_codes"]))))
+    return counts
 
 
 def emit(outcome: Outcome, output_format: str) -> None:
@@ -127,12 +134,7 @@ def markdown_lines(packet: Any) -> list[str]:
     if not isinstance(packet, dict):
         return lines
     lines.extend(f"- {key}: `{packet[key]}`" for key in _MARKDOWN_KEYS if key in packet)
-    if isinstance(packet.get("memory_classes"), list):
-        lines.append(f"- memory_classes: `{len(packet['memory_classes'])}`")
-    if "corpus_count" in packet:
-        lines.append(f"- corpus_count: `{packet['corpus_count']}`")
-    if isinstance(packet.get("reason_codes"), list):
-        lines.append(f"- reason_codes: `{', '.join(map(str, packet['reason_codes']))}`")
+    lines.extend(f"- {key}: `{value}`" for key, value in _counted(packet))
     return lines
 
 
