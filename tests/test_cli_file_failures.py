@@ -116,3 +116,18 @@ def test_a_provider_that_cannot_be_had_names_the_provider_flag(
         assert packet["field_path"] == "--provider"
     else:  # a provider that opens and then fails is a fail-open status, not an error
         assert packet.get("status") != "invalid_request"
+
+
+def test_configure_writes_through_a_dangling_activation_link(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link to a registry not written yet is an empty registry: --execute writes the file
+    the link names, and the link stays."""
+    write_json(tmp_path / "c.json", config_data())
+    (tmp_path / "activation.json").symlink_to(tmp_path / "target.json")
+    argv = ["configure", "--goal-id", "g", "--config", "c.json", "--agent", "agent:a"]
+    code = main([*argv, "--activation", str(tmp_path / "activation.json"), "--execute"])
+    capsys.readouterr()
+    assert code == 0
+    assert (tmp_path / "activation.json").is_symlink()
+    assert json.loads((tmp_path / "target.json").read_text())["goals"][0]["goal_id"] == "g"

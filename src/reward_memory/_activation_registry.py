@@ -75,7 +75,7 @@ def load_activation_registry(path: str | os.PathLike[str]) -> ActivationRegistry
 
 def _read_or_empty(path: Path) -> ActivationRegistry:
     try:
-        present = path.exists() or path.is_symlink()
+        present = path.exists()  # a dangling link: no registry yet (written through it)
     except (OSError, ValueError):  # a name too long, a directory that may not be searched
         raise InputError("the activation file cannot be read", code="file_unreadable") from None
     if not present:
