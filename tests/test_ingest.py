@@ -306,6 +306,22 @@ class _Wrapped(InMemoryProvider):
         return super().read_key(**kwargs)
 
 
+class _Unequal:
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparison")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _EqualsAll(str):
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+
 def _raise(*_: Any, **__: Any) -> Any:
     raise ProviderUnavailable("down", reason_code="provider_down")
 
@@ -336,6 +352,25 @@ def _generator_exit(*_: Any, **__: Any) -> Any:
             {"write": lambda *a, **k: WriteResult(ref="r", status="weird", content_sha256="0")},  # type: ignore[arg-type]
             "provider_unavailable",
             "provider_answer_malformed",
+        ),
+        # A status of another type may compare or hash as it likes: never a crash.
+        *(
+            (
+                {"write": lambda *a, _s=odd, **k: WriteResult(ref="r", status=_s, content_sha256="0")},
+                "provider_unavailable",
+                "provider_answer_malformed",
+            )
+            for odd in (_Unequal(), [], _EqualsAll("created"))
+        ),
+        # A marker read answering ``found=1``: neither open nor closed, so no write.
+        (
+            {
+                "read_key": lambda self, **k: ReadResult(
+                    ref="r", found=1 if InMemoryProvider.read_key(self, **k).found else 0
+                )
+            },
+            "provider_unavailable",
+            "provider_write_failed",
         ),
         ({"read": _raise}, "provider_unavailable", "provider_read_failed"),
         ({"read": lambda *a, **k: None}, "provider_unavailable", "provider_read_failed"),

@@ -155,16 +155,13 @@ def execute_steps(
         ref, status = _write_outcome(written)
     except Exception:  # noqa: BLE001 - not a write result
         ref, status = None, None
+    # Exact types first: a status of another type may compare or hash as it likes.
     if (
         type(ref) is not str
         or not ref
         or len(ref) > 2048
-        or status
-        not in (
-            "created",
-            "unchanged",
-            "conflict",
-        )
+        or type(status) is not str
+        or status not in ("created", "unchanged", "conflict")
     ):
         return base.done(
             "provider_unavailable",
@@ -307,8 +304,12 @@ def _closed_by_operator(
     read_key = getattr(provider, "read_key", None)
     if read_key is not None:
         # Anything under the marker's key closes the record: a marker that does not
-        # read back as written (a corrupting provider) must not reopen it.
-        return read_key(scope=scope, key=closed_key(record_ref), timeout=timeout).found is True, 1
+        # read back as written (a corrupting provider) must not reopen it, nor may an
+        # answer that is not a boolean (``found=1``): the caller fails open, unwritten.
+        found = read_key(scope=scope, key=closed_key(record_ref), timeout=timeout).found
+        if found is True or found is False:
+            return found, 1
+        raise TypeError("the marker read answered found with no boolean")
     located, calls = locate(
         provider, scope, record_ref=record_ref, candidate_ref=None, timeout=timeout
     )

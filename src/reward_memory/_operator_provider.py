@@ -269,7 +269,9 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
         return Outcome(
             status="provider_unavailable", reasons=("provider_write_failed",), calls=calls
         )
-    if type(control_ref) is not str or write_status not in ("created", "unchanged", "conflict"):
+    if type(control_ref) is not str or (
+        type(write_status) is not str or write_status not in ("created", "unchanged", "conflict")
+    ):
         return Outcome(
             status="provider_unavailable", reasons=("provider_answer_malformed",), calls=calls
         )
@@ -558,7 +560,7 @@ def _close_slot(
             calls += 1
             result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
             ref, status = result.ref, result.status
-            if type(ref) is not str:
+            if type(ref) is not str or type(status) is not str:
                 return _Slot(reason="provider_answer_malformed", deleted=deleted, calls=calls)
             if status in ("created", "unchanged"):
                 return _Slot(ref=ref, created=status == "created", deleted=deleted, calls=calls)
