@@ -10,6 +10,8 @@ Semantic-uplift and production-rollout claims remain false."
 from __future__ import annotations
 
 import copy
+import functools
+import json
 from typing import Any
 
 import attrs
@@ -25,6 +27,7 @@ from reward_memory.dogfood import (
     summarize_control,
 )
 from reward_memory.errors import RecordValidationError
+from reward_memory.evaluation import evaluate
 from reward_memory.records._plain import load_plain, to_plain
 from reward_memory.records.dogfood import READY, DogfoodBatch, DogfoodReceipt
 from test_dogfood import LOOPX_SURFACE, app_receipt, observation, refusal
@@ -41,7 +44,17 @@ READINESS_REASONS = (
 )
 
 
+@functools.cache
+def _passed_evaluation() -> str:
+    return json.dumps(wire.dump(evaluate()))
+
+
 def evaluation(*, passed: bool = True, gate: str | None = None) -> dict[str, Any]:
+    """A real passed run (an open gate is believed only of a whole evaluation), or the
+    compact shape of a closed one (which can only close the gate)."""
+    if passed and gate is None:
+        data: dict[str, Any] = json.loads(_passed_evaluation())
+        return data
     gate = gate or ("ready_for_bounded_dogfood" if passed else "hold")
     return {
         "schema_version": "reward_memory_evaluation_v0",
@@ -87,7 +100,9 @@ def issue_fix(outcome: str = "applied", n: int = 0) -> DogfoodReceipt:
 
 
 def loopx(domain: str, outcome: str = "ignored", n: int = 1) -> DogfoodReceipt:
-    receipt = app_receipt(outcome, surface_id=LOOPX_SURFACE, n=n)
+    # A LoopX domain is a module: each label its own module's surface.
+    surface = LOOPX_SURFACE if domain == "loopx.alpha" else f"{domain.split('.')[1]}.selection"
+    receipt = app_receipt(outcome, surface_id=surface, n=n)
     return build_receipt(observation(receipt, family="loopx", domain_id=domain))
 
 
@@ -524,10 +539,101 @@ class _Evaluation:
 def test_an_evaluation_record_is_unstructured_through_the_wire(
     status: str, gate: str, verified: bool
 ) -> None:
-    """The Stage-4 evaluation arrives as its attrs record as well as its mapping."""
+    """The Stage-4 evaluation arrives as its attrs record as well as its mapping; an open
+    gate is believed only of a whole evaluation (a look-alike that says so is refused)."""
     record = _Evaluation(status=status, release_gate=_Gate(status=gate))
     assert stage4_gate_verified(record) is verified
-    assert build_batch(ready_receipts(), ready_controls(), record).ok is verified
+    if not verified:
+        assert build_batch(ready_receipts(), ready_controls(), record).ok is False
+        return
+    with pytest.raises(RecordValidationError) as caught:
+        build_batch(ready_receipts(), ready_controls(), record)
+    assert caught.value.path.startswith("$.evaluation")
+    assert build_batch(ready_receipts(), ready_controls(), evaluate()).ok is True
+
+
+def test_an_open_gate_is_believed_only_when_its_cases_bear_it_out() -> None:
+    """A failed run edited to say ``passed``, or a mapping that only says so, is refused
+    with its field path: the evaluation record re-derives the gate from its cases."""
+    edited = evaluation()
+    for case in edited["cases"]:
+        case["passed"] = False
+    with pytest.raises(RecordValidationError) as caught:
+        build_batch(ready_receipts(), ready_controls(), edited)
+    assert caught.value.path.startswith("$.evaluation")
+    bare = {
+        "schema_version": "reward_memory_evaluation_v0",
+        "status": "passed",
+        "release_gate": {"status": "ready_for_bounded_dogfood"},
+    }
+    with pytest.raises(RecordValidationError) as caught:
+        build_batch(ready_receipts(), ready_controls(), bare)
+    assert caught.value.path.startswith("$.evaluation.")
+
+
+def test_one_application_is_one_settlement_whatever_its_memory_digests() -> None:
+    """Another digest set or outcome for the same application is not another settlement."""
+    first = issue_fix("applied", 0)
+    again = build_receipt(
+        observation(
+            app_receipt(
+                "refuted",
+                n=0,
+                application_id=first.application_id,
+                memory_ref_digests=("a0a1550ba29bc88b",),
+            )
+        )
+    )
+    assert again.application_id == first.application_id
+    assert again.memory_ref_digests != first.memory_ref_digests
+    with pytest.raises(RecordValidationError) as caught:
+        build_batch([first, again], ready_controls(), evaluation())
+    assert (caught.value.path, caught.value.code) == ("$.receipts[1]", "duplicate_item")
+
+
+def test_two_labels_on_one_module_are_one_loopx_domain() -> None:
+    """A domain id is a label; the module is the application's surface."""
+    one_module = [
+        issue_fix("applied"),
+        build_receipt(
+            observation(
+                app_receipt("ignored", surface_id=LOOPX_SURFACE, n=1),
+                family="loopx",
+                domain_id="loopx.anything",
+            )
+        ),
+        build_receipt(
+            observation(
+                app_receipt("refuted", surface_id=LOOPX_SURFACE, n=2),
+                family="loopx",
+                domain_id="loopx.else",
+            )
+        ),
+    ]
+    batch = build_batch(one_module, ready_controls(), evaluation())
+    assert batch.reason_codes == ("two_loopx_domains_required",)
+    assert batch.metrics.loopx_domain_count == 1
+
+
+def test_a_control_over_another_corpus_is_refused() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        build_batch(
+            ready_receipts(),
+            [control("edit"), control("retire", corpus_id="other_corpus")],
+            evaluation(),
+        )
+    assert caught.value.path == "$.operator_controls[1].corpus_id"
+
+
+def test_a_control_with_an_unknown_field_is_refused() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        build_batch(
+            ready_receipts(), [control("edit", raw_log="x"), control("retire")], evaluation()
+        )
+    assert (caught.value.path, caught.value.code) == (
+        "$.operator_controls[0].raw_log",
+        "unknown_field",
+    )
 
 
 # -- operator-control receipts ------------------------------------------------------------------

@@ -356,7 +356,11 @@ def _generator_exit(*_: Any, **__: Any) -> Any:
         # A status of another type may compare or hash as it likes: never a crash.
         *(
             (
-                {"write": lambda *a, _s=odd, **k: WriteResult(ref="r", status=_s, content_sha256="0")},
+                {
+                    "write": lambda *a, _s=odd, **k: WriteResult(
+                        ref="r", status=_s, content_sha256="0"
+                    )
+                },
                 "provider_unavailable",
                 "provider_answer_malformed",
             )

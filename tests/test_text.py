@@ -196,6 +196,11 @@ LOCAL_PATHS: list[tuple[str, str]] = [
     ("aws_dir", ".aws/credentials"),
     ("kube_dir", ".kube/config"),
     ("token_with_path", "x:/home/u/y"),
+    # After a dot that follows a word (or an ellipsis) a root is absolute: only a
+    # word-initial ``./`` is relative.
+    ("token_dot_path", "loopx./home/alice/.ssh/id_rsa"),
+    ("token_dot_root", "outcome./etc/shadow"),
+    ("ellipsis_path", "see .../tmp/x"),
     ("empty_authority", "sqlite:///home/alice/memory.db"),
     ("empty_authority_any_root", "authority-map:///srv/maps/authority.json"),
 ]
@@ -210,6 +215,8 @@ BENIGN: list[str] = [
     "reward-memory-10d922c433db-3a1d61cfc56c978eeab5.json",
     "memory://resources/reward-memory/fixture-project",
     "a/tmp/b",
+    "./tmp/build",
+    "run ./home/setup.sh",
     "reward_memory.text",
     "issue_fix.patch_planning",
     "os.path",

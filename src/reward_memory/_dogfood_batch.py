@@ -38,7 +38,7 @@ from reward_memory.records.dogfood import (
     readiness_reasons,
 )
 from reward_memory.records.dogfood_batch import control_counts
-from reward_memory.records.operator import RECEIPT_STATUSES
+from reward_memory.records.operator import RECEIPT_STATUSES, OperatorControlReceipt
 from reward_memory.text import compact_text
 
 __all__ = ["build_batch", "stage4_gate_verified", "summarize_control"]
@@ -75,6 +75,10 @@ _CONTROL_KEYS: Final = frozenset(
         *_CONTROL_FALSE,
     }
 )
+
+
+def _receipt_keys() -> frozenset[str]:
+    return frozenset(field.name for field in attrs.fields(OperatorControlReceipt))
 
 
 def _bad(message: str, path: str, code: str = "invalid_value") -> RecordValidationError:
@@ -135,13 +139,38 @@ def stage4_gate_verified(evaluation: Any, *, path: str = "$.evaluation") -> bool
     return ready
 
 
+def _open_gate_holds(evaluation: Any) -> bool:
+    """An evaluation that says the gate is open, loaded whole: its cases and metrics must
+    bear the gate out (the record re-derives it), so a mapping that only says ``passed``,
+    or a failed run edited to say so, is refused with its field path."""
+    from reward_memory.records.evaluation import Evaluation  # noqa: PLC0415 - a mapping only
+
+    if not isinstance(evaluation, Evaluation):
+        try:
+            evaluation = load_plain(
+                dict(_plain(evaluation, EVALUATION_SCHEMA, "$.evaluation")), Evaluation
+            )
+        except RecordValidationError as exc:
+            raise _under(exc, "$.evaluation") from None
+    return bool(evaluation.status == "passed" and evaluation.release_gate.status == _GATE_READY)
+
+
+def _under(exc: RecordValidationError, path: str) -> RecordValidationError:
+    clone = exc.under("$")
+    clone.path = path + (exc.path[1:] if exc.path.startswith("$") else exc.path)
+    return clone
+
+
 def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     """Check one ``reward_memory_operator_control_receipt_v0``; return what the batch keeps.
 
-    Keys beyond the pinned shape are ignored and never copied. The control
-    counts towards readiness only when it did not fail (its ``status``, when it
-    has one, is ``control_ready`` or ``completed``), its authority was verified
-    and, if it performed a provider write, that write was read back.
+    The pinned shape is required; any other key must be one of the receipt's own
+    (an unknown one is refused with its path), and a receipt that has them all is
+    loaded through its record, so its own invariants hold too (``completed`` only
+    with a verified readback, a failed control names why). The control counts
+    towards readiness only when it did not fail (its ``status``, when it has one,
+    is ``control_ready`` or ``completed``), its authority was verified and, if it
+    performed a provider write, that write was read back.
     """
     data = _plain(control, CONTROL_SCHEMA, path)
     if data.get("schema_version") != CONTROL_SCHEMA:
@@ -151,6 +180,15 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     missing = sorted(_CONTROL_KEYS - set(data))
     if missing:
         raise _bad("required field is missing", f"{path}.{missing[0]}", "missing_field")
+    receipt_keys = _receipt_keys()
+    unknown = sorted(set(data) - receipt_keys)
+    if unknown:
+        raise _bad(f"unknown field: {unknown[0]}", f"{path}.{unknown[0]}", "unknown_field")
+    if set(data) == receipt_keys:
+        try:
+            load_plain(dict(data), OperatorControlReceipt)
+        except RecordValidationError as exc:
+            raise _under(exc, path) from None
     for key in _CONTROL_TOKENS:
         check_token(data[key], f"{path}.{key}")
     check_corpus_id(data["corpus_id"], f"{path}.corpus_id")
@@ -210,9 +248,7 @@ def _receipt(value: Any, path: str) -> DogfoodReceipt:
     try:
         return load_plain(dict(value), DogfoodReceipt)
     except RecordValidationError as exc:
-        clone = exc.under("$")
-        clone.path = path + (exc.path[1:] if exc.path.startswith("$") else exc.path)
-        raise clone from None
+        raise _under(exc, path) from None
 
 
 def _bounded(values: Any, limit: int, minimum: int, path: str) -> Sequence[Any]:
@@ -249,7 +285,21 @@ def build_batch(
         summarize_control(item, path=f"$.operator_controls[{i}]")
         for i, item in enumerate(controls_given)
     )
+    corpora = {receipt.corpus_id for receipt in checked}
+    for index, item in enumerate(controls_given):
+        # A control proves the owner can edit or retire *this* memory: one over a
+        # corpus none of the batch's applications used proves nothing here.
+        if (
+            _plain(item, CONTROL_SCHEMA, f"$.operator_controls[{index}]")["corpus_id"]
+            not in corpora
+        ):
+            raise _bad(
+                "must be the corpus of one of the batch's receipts",
+                f"$.operator_controls[{index}].corpus_id",
+            )
     gate = stage4_gate_verified(evaluation)
+    if gate:
+        gate = _open_gate_holds(evaluation)
     check_unique(checked, controls, controls_path="$.operator_controls")
     reasons = readiness_reasons(gate, checked, controls)
     return DogfoodBatch(

@@ -207,10 +207,11 @@ _POSIX_ROOTS = (
 )
 
 _LOCAL_PATH_SHAPES: Final = (
-    # /home/x, /Users/x, /tmp/x ... not inside a URI (viking://resources/tmp/x), a
-    # relative path (a/tmp/b) or a dotted name; `x:/home/y` still counts.
-    rf"(?<![\w/.~-])/(?:{_POSIX_ROOTS})/[^\s`'\"<>]+",
-    rf"(?<![\w/.~-])/(?:{_POSIX_ROOTS})\b(?=\s|$|[`'\"<>),;])",
+    # /home/x, /Users/x, /tmp/x ... not inside a URI (viking://resources/tmp/x) or a
+    # relative path (a/tmp/b, ./tmp/b); `x:/home/y`, `x./home/y` and `.../tmp/y` still
+    # count (the dot of `./` is relative only at the start of a word).
+    rf"(?<![\w/~-])(?<!(?<![\w.])\.)/(?:{_POSIX_ROOTS})/[^\s`'\"<>]+",
+    rf"(?<![\w/~-])(?<!(?<![\w.])\.)/(?:{_POSIX_ROOTS})\b(?=\s|$|[`'\"<>),;])",
     # ~/x and ~user/x (not `~5/10`)
     r"(?<![\w/~])~(?:[a-z_][a-z0-9_.-]*)?/[^\s`'\"<>]*",
     # C:\x, D:/x (not scheme:// URIs)

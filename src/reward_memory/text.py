@@ -122,7 +122,7 @@ _ANCHORS: Final = {
     "=": r"",
     # /home/, /Users/, ... (with the same look-behind as the shape) and
     # scheme://user:pass@ userinfo.
-    "/": rf"(?<![\w/.~-]/)(?:{_POSIX_ROOTS})|/[^/\s:@]*:[^/\s@]*@",
+    "/": rf"(?<![\w/~-]/)(?<!(?<![\w.])\./)(?:{_POSIX_ROOTS})|/[^/\s:@]*:[^/\s@]*@",
     # C:\x, \\server\share, ..\x.
     "\\": r"",
     "~": r"",  # ~/x, ~user/x

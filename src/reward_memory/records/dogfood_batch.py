@@ -115,6 +115,18 @@ def _loopx_domains(receipts: tuple[DogfoodReceipt, ...]) -> tuple[str, ...]:
     return tuple(sorted({r.domain_id for r in receipts if r.domain_family == "loopx"}))
 
 
+def _loopx_domain_count(receipts: tuple[DogfoodReceipt, ...]) -> int:
+    """How many distinct LoopX module domains the batch holds.
+
+    A domain id is the caller's label; the module an application ran in is its
+    surface's (``module.segment``). Two labels on one module are one domain, and one
+    label over two modules is one too: the count is the smaller of the two.
+    """
+    loopx = [r for r in receipts if r.domain_family == "loopx"]
+    modules = {r.surface_id.split(".", 1)[0] for r in loopx}
+    return min(len({r.domain_id for r in loopx}), len(modules))
+
+
 def _counted_actions(controls: tuple[ControlSummary, ...]) -> tuple[str, ...]:
     return tuple(sorted({c.action for c in controls if c.counted}))
 
@@ -130,7 +142,7 @@ def readiness_reasons(
         reasons.append("stage4_release_gate_not_ready")
     if not any(r.domain_family == "issue_fix" for r in receipts):
         reasons.append("issue_fix_outcome_missing")
-    if len(_loopx_domains(receipts)) < 2:
+    if _loopx_domain_count(receipts) < 2:
         reasons.append("two_loopx_domains_required")
     present = {r.application_disposition for r in receipts}
     reasons.extend(
@@ -151,7 +163,7 @@ def batch_metrics(
     return BatchMetrics(
         receipt_count=len(receipts),
         issue_fix_receipt_count=sum(r.domain_family == "issue_fix" for r in receipts),
-        loopx_domain_count=len(_loopx_domains(receipts)),
+        loopx_domain_count=_loopx_domain_count(receipts),
         applied_count=dispositions.count("applied"),
         not_applied_count=dispositions.count("not_applied"),
         refuted_count=dispositions.count("refuted"),
@@ -187,22 +199,14 @@ def check_unique(
             [r.application_receipt_id for r in receipts],
         ),
         # One application is one settlement, whatever its receipt's wording: an
-        # edited copy (another reasoning summary) has another receipt id, not another
-        # application (nor another module domain). An application is its id, artifact,
-        # corpus, surface and memory (a default id such as the boundary's repeats).
+        # edited copy (another reasoning summary, other memory digests, another
+        # outcome) has another receipt id, not another application (nor another module
+        # domain). An application is its id, artifact, corpus and surface.
         (
             "$.receipts",
             "must not double-count an application settlement",
             [
-                "\n".join(
-                    (
-                        r.application_id,
-                        r.artifact_ref,
-                        r.corpus_id,
-                        r.surface_id,
-                        *r.memory_ref_digests,
-                    )
-                )
+                "\n".join((r.application_id, r.artifact_ref, r.corpus_id, r.surface_id))
                 for r in receipts
             ],
         ),
