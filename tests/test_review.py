@@ -241,10 +241,41 @@ def test_targets_must_be_candidate_or_review_packets(ready: CandidatePacket) -> 
 def test_dict_targets_and_decisions(ready: CandidatePacket) -> None:
     plain_decision: dict[str, Any] = to_plain(decision("accept"))
     plain_decision = {k: v for k, v in plain_decision.items() if v is not None}
-    accepted = review(to_plain(ready), plain_decision)
+    accepted = review(to_plain(ready), plain_decision, checkpoint=checkpoint())
     assert accepted == review(ready, decision("accept"))
     retired = review(to_plain(accepted), {**to_plain(decision("retire"))})
     assert retired.status == "retired"
+
+
+def test_a_packet_given_as_data_vouches_for_nothing(
+    blocked: CandidatePacket, ready: CandidatePacket
+) -> None:
+    """A mapping target's embedded checkpoint and recorded codes are claims: without the
+    caller's checkpoint a hard policy is guarded under the unverified one, so neither a
+    home-made ``verified`` checkpoint nor a review packet edited to say it passed
+    reviews to ``active``."""
+    forged = to_plain(blocked)
+    forged["authority_checkpoint"] = to_plain(checkpoint())
+    forged["guard"] = to_plain(ready)["guard"]
+    forged["status"] = "review_ready"
+    out = review(forged, decision("accept"), now=NOW)
+    assert (out.status, out.guard_passed) == ("guard_blocked", False)
+    assert "authority_checkpoint_unverified" in out.reason_codes
+    assert out.persistence_next_step == "none"
+
+    laundered = to_plain(review(blocked, decision("accept"), now=NOW))
+    laundered.update(
+        reason_codes=[],
+        guard_passed=True,
+        status="review_ready",
+        requested_decision="edit",
+        effective_decision="edit",
+    )
+    out = review(laundered, decision("accept"), now=NOW)
+    assert (out.status, out.guard_passed) == ("guard_blocked", False)
+    assert "authority_checkpoint_unverified" in out.reason_codes
+    # The caller's own checkpoint is what counts.
+    assert review(forged, decision("accept"), checkpoint=checkpoint(), now=NOW).status == "active"
 
 
 @pytest.mark.parametrize(

@@ -221,6 +221,8 @@ def _review_verdict(
     packet: CandidatePacket | CandidateReview,
     checkpoint: AuthorityCheckpoint | None,
     now: datetime,
+    *,
+    from_record: bool,
 ) -> tuple[str, ...]:
     """The target's candidate guard, re-derived from its content (never read from it).
 
@@ -232,8 +234,20 @@ def _review_verdict(
     passage of time adds
     ``recorded_guard_verdict_mismatch``. Authority is still granted only by
     :func:`~reward_memory.activation.activate`, under the caller's checkpoint.
+
+    A target that arrived as data (a mapping: parsed JSON, another party's
+    packet) has neither: its embedded checkpoint and its recorded codes are
+    claims, so without the caller's checkpoint it is guarded under the
+    unverified one (a packet edited to say ``guard_passed``, or carrying a
+    home-made ``verified`` checkpoint, reviewed to ``active``).
     """
-    if isinstance(packet, CandidatePacket):
+    if not from_record:
+        if isinstance(packet, CandidatePacket):
+            record, recorded = packet.candidate, packet.guard.reason_codes
+        else:
+            record, recorded = packet.record, packet.reason_codes
+        derived = set(candidate_reasons(record, checkpoint or UNVERIFIED_CHECKPOINT, now=now))
+    elif isinstance(packet, CandidatePacket):
         record, recorded = packet.candidate, packet.guard.reason_codes
         derived = set(candidate_reasons(record, checkpoint or packet.authority_checkpoint, now=now))
     else:
@@ -291,11 +305,12 @@ def review(
             other decision on anything but a candidate, or invalid input.
     """
     packet = _as_target(target)
+    from_record = packet is target  # a record built in this process, not data
     chosen = _as_decision(decision)
     authority = as_checkpoint(checkpoint) if checkpoint is not None else None
     moment = utc_now() if now is None else check_now(now)
     record = packet.candidate if isinstance(packet, CandidatePacket) else packet.record
-    reasons = _review_verdict(packet, authority, moment)
+    reasons = _review_verdict(packet, authority, moment, from_record=from_record)
     passed = not reasons
     requested = chosen.decision
     lifecycle = record.lifecycle
