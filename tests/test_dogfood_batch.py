@@ -615,16 +615,6 @@ def test_two_labels_on_one_module_are_one_loopx_domain() -> None:
     assert batch.metrics.loopx_domain_count == 1
 
 
-def test_a_control_over_another_corpus_is_refused() -> None:
-    with pytest.raises(RecordValidationError) as caught:
-        build_batch(
-            ready_receipts(),
-            [control("edit"), control("retire", corpus_id="other_corpus")],
-            evaluation(),
-        )
-    assert caught.value.path == "$.operator_controls[1].corpus_id"
-
-
 def test_a_control_with_an_unknown_field_is_refused() -> None:
     with pytest.raises(RecordValidationError) as caught:
         build_batch(

@@ -285,18 +285,6 @@ def build_batch(
         summarize_control(item, path=f"$.operator_controls[{i}]")
         for i, item in enumerate(controls_given)
     )
-    corpora = {receipt.corpus_id for receipt in checked}
-    for index, item in enumerate(controls_given):
-        # A control proves the owner can edit or retire *this* memory: one over a
-        # corpus none of the batch's applications used proves nothing here.
-        if (
-            _plain(item, CONTROL_SCHEMA, f"$.operator_controls[{index}]")["corpus_id"]
-            not in corpora
-        ):
-            raise _bad(
-                "must be the corpus of one of the batch's receipts",
-                f"$.operator_controls[{index}].corpus_id",
-            )
     gate = stage4_gate_verified(evaluation)
     if gate:
         gate = _open_gate_holds(evaluation)
