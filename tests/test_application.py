@@ -28,6 +28,7 @@ from reward_memory.digests import sha256_hex
 from reward_memory.errors import RecordValidationError
 from reward_memory.guarded_recall import RecallItem, RecallSession, recall
 from reward_memory.records.application import ApplicationReceipt, ApplicationResult, ModelDecision
+from reward_memory.records.recall import RecallQuery, RecallRequest
 from reward_memory.testing import InMemoryProvider
 
 if TYPE_CHECKING:
@@ -566,14 +567,16 @@ def test_end_to_end_from_a_reviewed_candidate(provider: Provider) -> None:
     _check_receipt(result)
 
 
-def _private_session(provider: Provider) -> RecallSession:
+def _private_session(
+    provider: Provider, summary: str | None = None, asked: RecallRequest | None = None
+) -> RecallSession:
     """A recall of a private corpus: the public packet withholds every summary."""
     from reward_memory.records.corpus import CorpusPrivacy
 
     private = corpus(privacy=CorpusPrivacy(visibility="private", raw_content_in_registry=False))
-    store(provider, active_record(0))
+    store(provider, active_record(0, summary=summary))
     return recall(
-        request(),
+        asked or request(),
         corpus=private,
         checkpoint=checkpoint(),
         binding=binding(),
@@ -683,3 +686,104 @@ def test_what_counts_as_an_item_of_the_recall_is_read_only(provider: Provider) -
     with pytest.raises(TypeError):
         session.refs["provider-ffffffffffffffffffff"] = "memory:never-returned"  # type: ignore[index]
     assert "provider-ffffffffffffffffffff" not in session.refs
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(char) + 0xFEE0) if char.isalpha() else char for char in text)
+
+
+_CJK = "审查摘要必须少于四十个字并且总是引用对应的工单编号以便追踪"
+
+
+@pytest.mark.parametrize(
+    ("withheld", "reasoning"),
+    [
+        (_CJK, _CJK[:-1]),  # one character left out
+        (_CJK, _CJK[:12]),  # a prefix
+        (_CJK, _CJK[:10] + "。" + _CJK[10:20]),  # punctuation put in
+        ("Ban rebase.", "Ban rebase."),  # a short summary, whole
+        (
+            "Keep fixes scoped to the module",
+            _fullwidth("keep fixes scoped to the"),
+        ),  # fullwidth
+        ("禁止变基", "规则:禁止变基。"),  # a short CJK summary, whole
+    ],
+)
+def test_a_repeat_of_withheld_text_in_any_script_fails_open(
+    provider: Provider, withheld: str, reasoning: str
+) -> None:
+    session = _private_session(provider, summary=withheld)
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary=reasoning)
+
+    result = apply(BASE, session, application_id="application:12", apply_memory=model)
+    assert (result.status, result.receipt.reasoning_summary) == (
+        "failed",
+        "model_reasoning_repeats_withheld_content",
+    )
+
+
+def test_a_reasoning_with_a_few_letters_of_a_withheld_cjk_summary_is_kept(
+    provider: Provider,
+) -> None:
+    session = _private_session(provider, summary=_CJK)
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary=f"规则适用:{_CJK[:4]}。")
+
+    assert apply(BASE, session, application_id="application:13", apply_memory=model).status == (
+        "applied"
+    )
+
+
+def test_the_exact_query_is_not_repeated_into_the_receipt(provider: Provider) -> None:
+    """The receipt says ``exact_query_exposed: false``: the model may not write it there."""
+    asked = request(
+        queries=(
+            RecallQuery(
+                query="reviewer summary tone for the internal build flag of alice",
+                query_summary="summary tone",
+            ),
+        )
+    )
+    session = session_with(provider, asked=asked)
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(
+            items,
+            reasoning_summary="Asked: reviewer summary tone for the internal build flag of alice",
+        )
+
+    result = apply(BASE, session, application_id="application:14", apply_memory=model)
+    assert result.status == "failed"
+    assert result.receipt.reasoning_summary == "model_reasoning_repeats_withheld_content"
+    assert result.receipt.query_evidence[0].exact_query_exposed is False
+
+
+class _Crash(BaseException):
+    pass
+
+
+class _Uncopyable:
+    def __deepcopy__(self, memo: Any) -> Any:
+        raise _Crash
+
+
+def test_a_base_exception_from_the_callback_or_the_copy_fails_open(provider: Provider) -> None:
+    session = session_with(provider)
+
+    def crash(base: Any, items: Any) -> Any:
+        raise _Crash
+
+    result = apply(BASE, session, application_id="application:15", apply_memory=crash)
+    assert result.status == "failed"
+    odd = _Uncopyable()
+    result = apply(odd, session, application_id="application:16", apply_memory=crash)
+    assert (result.status, result.output) == ("failed", odd)
+
+    def interrupted(base: Any, items: Any) -> Any:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        apply(BASE, session, application_id="application:17", apply_memory=interrupted)

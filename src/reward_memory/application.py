@@ -56,6 +56,7 @@ import functools
 import hashlib
 import inspect
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
@@ -90,8 +91,16 @@ CALLBACK_MISSING: Final = "model_application_callback_not_supplied"
 CALLBACK_FAILED: Final = "application_boundary_failed"
 BASE_NOT_COPYABLE: Final = "application_base_output_not_copyable"
 SUMMARY_REPEATS_WITHHELD: Final = "model_reasoning_repeats_withheld_content"
-# A withheld summary shorter than this is too short for a repeat to mean anything.
-_REPEAT_MIN: Final = 12
+# A query of fewer words than this, repeated, is a topic, not the exact text withheld.
+_QUERY_WORDS: Final = 4
+# A one-word withheld summary shorter than this is too short for a repeat to mean anything.
+_REPEAT_MIN: Final = 6
+# This many consecutive letters of a script written without spaces (CJK, kana, Thai) in
+# the reasoning, in a withheld summary's order, are a repeat (its words are no unit).
+_DENSE_RUN: Final = 8
+# A withheld summary of such letters shorter than the run is a repeat only whole, and
+# only from this many letters on.
+_DENSE_MIN: Final = 3
 # This many consecutive words of a withheld summary in the reasoning are a repeat.
 _REPEAT_WORDS: Final = 5
 _WORD: Final = re.compile(r"[^\W_]+")
@@ -301,16 +310,20 @@ def apply(
     refs = session.refs
     try:
         view, copies = _private_copy(base_output)
-    except Exception:  # noqa: BLE001 - an uncopyable base is never handed to the model
+    except _PROPAGATE:
+        raise
+    except BaseException:  # noqa: BLE001 - an uncopyable base is never handed to the model
         return _fail_open(packet, ids, "failed", base_output, BASE_NOT_COPYABLE)
     try:
         decision = apply_memory(view, items)
         outcome, output, raw_refs, summary, verified, preserved = _check_decision(
             decision, base_output, refs, copies
         )
-    except Exception:  # noqa: BLE001 - a failing model callback fails open
+    except _PROPAGATE:
+        raise
+    except BaseException:  # noqa: BLE001 - a failing model callback fails open (as recall)
         return _fail_open(packet, ids, "failed", base_output, CALLBACK_FAILED)
-    if _repeats_withheld(summary, items, packet.results):
+    if _repeats_withheld(summary, items, packet.results, session.request_packet.request.queries):
         return _fail_open(packet, ids, "failed", base_output, SUMMARY_REPEATS_WITHHELD)
     return _result(
         packet,
@@ -324,33 +337,76 @@ def apply(
     )
 
 
-def _repeats_withheld(summary: str, items: tuple[Any, ...], results: tuple[Any, ...]) -> bool:
+def _repeats_withheld(
+    summary: str, items: tuple[Any, ...], results: tuple[Any, ...], queries: tuple[Any, ...]
+) -> bool:
     """Whether the model's reasoning repeats what the public packet withholds: an item's
-    raw provider ref, or the summary of a record whose content is not exposed. The
-    receipt is public: the model writes its summary, the library keeps it public-safe.
+    raw provider ref, the summary of a record whose content is not exposed, or the exact
+    text of a query (the receipt says ``exact_query_exposed: false``). The receipt is
+    public: the model writes its summary, the library keeps it public-safe.
 
-    A repeat is read as words, not as one exact string: any run of
-    :data:`_REPEAT_WORDS` consecutive words of the withheld summary (case and
-    punctuation aside), or all of it when it is shorter, found as consecutive words
-    of the reasoning. A dropped full stop, another case or a copied half would
-    otherwise carry private text into the receipt.
+    A repeat is read after NFKC and case folding (fullwidth letters are letters), as
+    words, not as one exact string: any run of :data:`_REPEAT_WORDS` consecutive words
+    of the withheld summary (punctuation aside), or all of it when it is shorter, found
+    as consecutive words of the reasoning; and, for the letters of scripts written
+    without spaces, any :data:`_DENSE_RUN` of them in order (all when fewer). A dropped
+    full stop, another case, a copied half or a character left out would otherwise
+    carry private text into the receipt. A query is a repeat only whole, and only from
+    :data:`_QUERY_WORDS` words on (a shorter one repeated names a topic).
     """
-    folded: tuple[str, ...] | None = None
+    folded = _fold(summary)
+    words: tuple[str, ...] | None = None
+    dense: str | None = None
     for item, result in zip(items, results, strict=False):
-        if item.memory_ref in summary or item.memory_ref.casefold() in summary.casefold():
+        if item.memory_ref in summary or item.memory_ref.casefold() in folded:
             return True
-        if not result.content_exposed:
-            withheld = item.content_summary
-            if len(withheld) < _REPEAT_MIN:
-                continue
+        if result.content_exposed:
+            continue
+        withheld = _fold(item.content_summary)
+        withheld_words = _words(withheld)
+        if len(withheld_words) > 1 or len(withheld) >= _REPEAT_MIN:
             # As text (a script without spaces is one "word"), then as words.
-            if withheld.casefold() in summary.casefold():
+            if withheld in folded:
                 return True
-            if folded is None:
-                folded = _words(summary)
-            if _shares_a_run(_words(withheld), folded):
+            if words is None:
+                words = _words(folded)
+            if _shares_a_run(withheld_words, words):
+                return True
+        letters = _dense(withheld)
+        if len(letters) >= _DENSE_MIN:
+            if dense is None:
+                dense = _dense(folded)
+            size = min(_DENSE_RUN, len(letters))
+            if any(letters[i : i + size] in dense for i in range(len(letters) - size + 1)):
+                return True
+    for query in queries:
+        asked = _words(_fold(query.query))
+        if len(asked) >= _QUERY_WORDS:
+            if words is None:
+                words = _words(folded)
+            if _holds_run(asked, words):
                 return True
     return False
+
+
+# A callback's KeyboardInterrupt or SystemExit is no model problem: it propagates.
+_PROPAGATE: Final = (KeyboardInterrupt, SystemExit)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _dense(text: str) -> str:
+    """The letters of scripts written without spaces (Unicode ``Lo``), in order."""
+    if text.isascii():
+        return ""
+    return "".join(char for char in text if unicodedata.category(char) == "Lo")
+
+
+def _holds_run(run: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    size = len(run)
+    return any(words[i : i + size] == run for i in range(len(words) - size + 1))
 
 
 def _words(text: str) -> tuple[str, ...]:
