@@ -572,3 +572,28 @@ def test_a_provider_whose_spi_attribute_raises_is_a_load_error(dists: Distributi
     with pytest.raises(ProviderLoadError, match="does not satisfy the provider SPI"):
         load_provider_class("boom")
     assert "memory" in [info.provider_id for info in available_providers()]
+
+
+def test_a_third_party_error_repeating_a_secret_is_withheld(dists: Distributions) -> None:
+    """A provider's own typed error may repeat the URL it was given: the same kind of
+    error comes out, its message withheld; a safe message passes unchanged."""
+    module = dists.unique("rm_leaky")
+    body = (
+        "    @classmethod\n    def from_url(cls, url):\n"
+        "        from reward_memory.errors import ProviderConfigError\n"
+        "        raise ProviderConfigError(f'bad url {url}')\n"
+    )
+    source = GOOD_PROVIDER.format(provider_id="leaky").split("    @classmethod")[0] + body
+    dists.install("rm-leaky-dist", {"leaky": f"{module}:Provider"}, {module: source})
+    with pytest.raises(ProviderConfigError) as caught:
+        get_provider("leaky://admin:hunter2pass@db.example/x")
+    assert "hunter2pass" not in str(caught.value)
+    assert "'leaky'" in str(caught.value)
+    with pytest.raises(ProviderConfigError, match=r"bad url leaky://db\.example/x"):
+        get_provider("leaky://db.example/x")
+
+
+def test_an_unknown_id_that_looks_like_a_key_is_not_repeated() -> None:
+    with pytest.raises(ProviderNotFoundError) as caught:
+        get_provider("sk-abcdefabcdefabcdefabcdef12")
+    assert "abcdef" not in str(caught.value)

@@ -826,7 +826,15 @@ def test_recall_packet_checks_python_callers_too() -> None:
         assert info.value.path.startswith(f"$.{name}")
 
 
-def test_a_missing_provider_is_a_programmer_error() -> None:
+@pytest.mark.parametrize("wrong", [None, "sqlite:///tmp/x.db", b"memory://"])
+def test_a_missing_provider_is_a_programmer_error(wrong: object) -> None:
+    """A URL string where the provider object belongs is the caller's mistake, not an
+    outage (an object without operations is a provider failing: it fails open)."""
     with pytest.raises(RecordValidationError) as info:
-        run(None)  # type: ignore[arg-type]
+        run(wrong)  # type: ignore[arg-type]
+    assert info.value.path == "$.provider"
+    with pytest.raises(RecordValidationError) as info:
+        recall(
+            request(), corpus=corpus(), checkpoint=checkpoint(), binding=binding(), provider=wrong
+        )  # type: ignore[arg-type]
     assert info.value.path == "$.provider"

@@ -206,9 +206,14 @@ def execute_recall(
 
 
 def _require_provider(provider: object) -> None:
-    if provider is None:
+    # No provider, or a URL where the provider object belongs, is the caller's mistake,
+    # not an outage: a typed error, not provider_unavailable. (An object whose
+    # operations are missing or fail is a provider failing: that fails open.)
+    if provider is None or isinstance(provider, str | bytes):
         raise RecordValidationError(
-            "provider is required (an SPI provider object)", path="$.provider", code="wrong_type"
+            "provider is required (an SPI provider object, not a URL: see get_provider)",
+            path="$.provider",
+            code="wrong_type",
         )
 
 
@@ -264,8 +269,7 @@ def recall(
         _require(standing_policy, StandingPolicy, "standing_policy")
     if type(binding) is not ProviderBinding:
         _require(binding, ProviderBinding, "binding")
-    if provider is None:
-        _require_provider(provider)  # type: ignore[unreachable]  # untyped callers
+    _require_provider(provider)  # untyped callers: a URL string, None, another object
     moment = resolve_now(now)
     ticks = time.monotonic if clock is None else _check_clock(clock)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)

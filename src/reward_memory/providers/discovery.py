@@ -260,7 +260,9 @@ def _conflict(provider_id: str, entries: tuple[_Entry, ...]) -> ProviderConflict
 
 def _not_found(provider_id: str) -> ProviderNotFoundError:
     known = ", ".join(_scan()) or "none"
-    shown = repr(provider_id) if PROVIDER_ID.fullmatch(provider_id) else "with that id"
+    # An id-shaped string can still be a pasted key (``sk-...``): shown only when safe.
+    safe = PROVIDER_ID.fullmatch(provider_id) and find_unsafe(provider_id) is None
+    shown = repr(provider_id) if safe else "with that id"
     return ProviderNotFoundError(
         f"provider {shown} is either misspelled or not installed (installed providers: {known})",
     )
@@ -424,8 +426,19 @@ def _started(provider_id: str, make: Any) -> Provider:
     naming it (the library's own typed errors -- a bad option, an unusable store -- pass)."""
     try:
         made = make()
-    except RewardMemoryError:
-        raise
+    except RewardMemoryError as exc:
+        # The library's own errors pass; a third party's own message may repeat what it
+        # was given (a URL with a password): the same error, withheld when unsafe.
+        if find_unsafe(" ".join(str(exc).split())) is None:
+            raise
+        kind = type(exc)
+        try:
+            clean = kind(f"provider {provider_id!r} refused its configuration (detail withheld)")
+        except Exception:  # noqa: BLE001 - a subclass with another constructor
+            clean = ProviderConfigError(
+                f"provider {provider_id!r} refused its configuration (detail withheld)"
+            )
+        raise clean from None
     except Exception as exc:
         raise ProviderLoadError(
             f"provider {provider_id!r} failed to start ({_describe(exc)})"
