@@ -404,6 +404,43 @@ def test_concurrent_configure_runs_lose_no_goal(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.parent.iterdir()) == ["activation.json"]
 
 
+def test_configure_runs_through_a_link_and_its_target_lose_no_goal(tmp_path: Path) -> None:
+    """One file named by two paths (a symlink and the file it names) is one lock."""
+    import subprocess
+    import sys
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "proj").mkdir()
+    link = tmp_path / "proj" / "activation.json"
+    link.symlink_to(Path("..") / "real" / "activation.json")
+    paths = [tmp_path / "real" / "activation.json", link]
+    runs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reward_memory",
+                "configure",
+                "--goal-id",
+                f"goal-{index:02d}",
+                "--config",
+                "c.json",
+                "--agent",
+                "agent:a",
+                "--execute",
+                "--activation",
+                str(paths[index % 2]),
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        for index in range(16)
+    ]
+    assert [run.wait(timeout=120) for run in runs] == [0] * 16
+    goals = [goal.goal_id for goal in load_activation_registry(paths[0]).goals]
+    assert goals == [f"goal-{index:02d}" for index in range(16)]
+    assert link.is_symlink()
+
+
 @pytest.mark.parametrize("linked", ["file", "directory"])
 def test_a_pointer_that_leads_outside_the_root_through_a_symlink_is_refused(
     tmp_path: Path, linked: str

@@ -141,14 +141,7 @@ def write_activation_registry(path: str | os.PathLike[str], registry: Activation
     (through a symlink: the file it names is replaced, the link stays)."""
     from reward_memory.records._plain import to_plain  # noqa: PLC0415
 
-    target = Path(path)
-    try:
-        if (
-            target.is_symlink()
-        ):  # the registry is the file the link names: replace it, keep the link
-            target = target.resolve(strict=False)
-    except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long
-        raise InputError("the activation file cannot be written", code="file_unwritable") from None
+    target = _replaced(Path(path))
     text = json.dumps(to_plain(registry), indent=2, ensure_ascii=False) + "\n"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -186,6 +179,18 @@ def _fsync_directory(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _replaced(target: Path) -> Path:
+    """The file a write replaces: through a symlink, the file the link names (the link
+    stays); the lock is taken on that file's directory, so two paths to one file (the
+    link and its target) serialise on one lock."""
+    try:
+        if target.is_symlink():
+            return target.resolve(strict=False)
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long
+        raise InputError("the activation file cannot be written", code="file_unwritable") from None
+    return target
 
 
 @contextlib.contextmanager
@@ -267,7 +272,7 @@ def configure_goal(
     if isinstance(agents, str):
         raise TypeError("agents must be a sequence of agent ids, not one string")
     target = Path(activation_path)
-    with _locked(target.parent) if execute else contextlib.nullcontext():
+    with _locked(_replaced(target).parent) if execute else contextlib.nullcontext():
         # Read, plan and write under one lock: two configure runs at once must
         # not lose each other's goal (read-modify-write).
         registry = _read_or_empty(target)
