@@ -113,8 +113,12 @@ def issue_fix_proposal(
 ) -> Proposal:
     """Map an Issue Fix event onto the shared proposal (no semantics, no authority).
 
-    ``observed_at`` is when the caller first observed the event (kept on the
-    candidate and used as the active record's source time; not hashed).
+    ``observed_at`` is when the caller first observed the event: kept on the
+    candidate, used as the active record's source time, and -- like every set
+    candidate field -- part of ``candidate_ref``. :func:`~reward_memory.ingestion.ingest`
+    leaves it off the candidate (its ``observed_at`` is the record's first-observation
+    time instead), so an ingested event has the original's ``candidate_ref``; the
+    same event proposed here with ``observed_at`` has another.
     """
     typed = issue_fix_event(event)
     scope = {
