@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from _experiment_support import activation_data, config_data, write_json
-from reward_memory import wire
+from reward_memory import schemas, wire
 from reward_memory._activation_registry import (
     config_root,
     configure_goal,
@@ -494,3 +494,22 @@ def test_a_symlinked_activation_file_is_written_through_its_link(tmp_path: Path)
     assert link.is_symlink()
     goals = {goal.goal_id for goal in load_activation_registry(real).goals}
     assert goals == {"g", "h"}
+
+
+@pytest.mark.parametrize("agent", ["codex@ci-runner", "agent:patcher@host-1"])
+def test_an_agent_id_with_at_is_grammar_a(tmp_path: Path, agent: str) -> None:
+    """Grammar A admits ``@``: configure writes it and experiment-status reports it."""
+    from reward_memory.experiment import experiment_status, resolve_experiment
+
+    target = tmp_path / "activation.json"
+    write_json(tmp_path / "c.json", config_data())
+    change = configure_goal(
+        target, goal_id="g", config_path="c.json", agents=(agent,), execute=True
+    )
+    assert change.status == "written"
+    assert load_activation_registry(target).goals[0].enabled_agents == (agent,)
+    runtime = resolve_experiment(target, goal_id="g", agent_id=agent)
+    status = experiment_status(runtime, check_provider=False)
+    assert status.agent_id == agent
+    assert status.configured_for_agent is True
+    schemas.validate(wire.dump(status))

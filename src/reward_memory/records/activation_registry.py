@@ -71,15 +71,19 @@ HealthStatus = Literal[
 
 
 def check_agent_id(value: Any, path: str = "$") -> str:
-    """An agent id (grammar A: ``[a-z][a-z0-9_.:@-]{0,79}``), scanned like a token."""
+    """An agent id (grammar A: ``[a-z][a-z0-9_.:@-]{0,79}``, so ``codex@ci`` is one),
+    scanned for secrets and local paths as a token is."""
     if type(value) is not str or AGENT_ID.fullmatch(value) is None:
         raise RecordValidationError(
             "must be an agent id: a lower-case letter, then up to 79 of a-z 0-9 _ . : @ -",
             path=path,
             code="invalid_format",
         )
-    check_token(value, path)
-    return value
+    return require_safe(value, path=path, label="identifier")
+
+
+def _agent_id_field(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    check_agent_id(value, f"$.{attribute.name}")
 
 
 def check_config_pointer(value: Any, path: str = "$") -> str:
@@ -345,7 +349,7 @@ class ExperimentStatus:
         EXPERIMENT_STATUS_SCHEMA
     )
     goal_id: str = f.token()
-    agent_id: str = f.token()
+    agent_id: str = attrs.field(validator=_agent_id_field)
     status: ExperimentStatusWord = f.enum(*EXPERIMENT_STATUSES)
     available: bool = f.strict_bool()
     reason_code: str | None = f.optional_token()
