@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -79,6 +79,23 @@ def test_override_without_xfail_is_caught() -> None:
 
     with pytest.raises(pytest.fail.Exception, match="test_exact_readback"):
         Cheating().test_no_overrides_DO_NOT_OVERRIDE()
+
+
+def test_replacing_the_kits_helpers_is_caught() -> None:
+    """The scope pairs and helpers decide what a standard test checks: a subclass that
+    redefines them (to pass a leaky provider) fails the guard, by name."""
+
+    class Rigged(ProviderConformance):
+        @staticmethod
+        def _prefix_pairs() -> dict[str, Any]:
+            return {}
+
+        @staticmethod
+        def _neighbours(scope: Any) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(pytest.fail.Exception, match="_neighbours, _prefix_pairs"):
+        Rigged().test_no_overrides_DO_NOT_OVERRIDE()
 
 
 def test_override_with_xfail_reason_is_allowed() -> None:
@@ -217,6 +234,96 @@ class TestTrimming(ProviderConformance):
 class TestLimitless(ProviderConformance):
     def make_provider(self, tmp_path):
         return Limitless()
+
+
+class _Remapped(InMemoryProvider):
+    """Maps each caller scope to an internal one (subclasses say how)."""
+
+    def _inner(self, scope):
+        return scope
+
+    def write(self, *, scope, **kw):
+        return super().write(scope=self._inner(scope), **kw)
+
+    def read(self, *, scope, **kw):
+        return super().read(scope=self._inner(scope), **kw)
+
+    def search(self, *, scope, **kw):
+        return super().search(scope=self._inner(scope), **kw)
+
+    def delete(self, *, scope, **kw):
+        return super().delete(scope=self._inner(scope), **kw)
+
+    def inventory(self, *, scope, **kw):
+        return super().inventory(scope=self._inner(scope), **kw)
+
+
+class CaseFolding(_Remapped):
+    """Compares scopes case-insensitively (COLLATE NOCASE, lower-cased paths)."""
+
+    def _inner(self, scope):
+        peer = scope.actor_peer_id
+        return ProviderScope(
+            namespace=scope.namespace.lower(),
+            scope_ref=scope.scope_ref.lower(),
+            actor_peer_id=None if peer is None else peer.lower(),
+        )
+
+
+class SlashJoined(_Remapped):
+    """Joins the three parts with ``/``, which a part may hold: parts shift into each other."""
+
+    def _inner(self, scope):
+        joined = f"{scope.namespace}/{scope.scope_ref}/{scope.actor_peer_id or ''}".rstrip("/")
+        return ProviderScope(namespace="joined", scope_ref=joined[:200])
+
+
+class NulCutting(InMemoryProvider):
+    """A C-string backend: content ends at the first NUL."""
+
+    def write(self, *, content, **kw):
+        if isinstance(content, str):
+            content = content.split("\\x00", 1)[0]
+        return super().write(content=content, **kw)
+
+
+class KeyFolding(InMemoryProvider):
+    """Compares keys case-insensitively."""
+
+    def write(self, *, key, **kw):
+        return super().write(key=key.lower() if isinstance(key, str) else key, **kw)
+
+
+class TimeoutBlind(InMemoryProvider):
+    """Never checks its timeout argument."""
+
+    def search(self, *, timeout=None, **kw):
+        return super().search(**kw)
+
+
+class TestCaseFolding(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return CaseFolding()
+
+
+class TestSlashJoined(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return SlashJoined()
+
+
+class TestNulCutting(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return NulCutting()
+
+
+class TestKeyFolding(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return KeyFolding()
+
+
+class TestTimeoutBlind(ProviderConformance):
+    def make_provider(self, tmp_path):
+        return TimeoutBlind()
 '''
 
 
@@ -261,3 +368,34 @@ def test_the_governance_kit_fails_leaky_providers(pytester: pytest.Pytester) -> 
     assert "TestGlobbing::test_governance_a_wildcard_query_matches_nothing[%]" in failed
     assert "TestGlobbing::test_governance_a_wildcard_query_matches_nothing[*]" in failed
     assert not any(name.startswith("TestGlobbing::test_governance_deleted") for name in failed)
+
+
+def test_the_kit_fails_providers_that_fold_shift_or_cut(pytester: pytest.Pytester) -> None:
+    """Scopes compared by case or joined by a separator a part may hold, content cut at
+    a NUL, keys folded, a timeout never checked: each fails the kit by name."""
+    pytester.makepyfile(test_mutants=_MUTANTS)
+    result = pytester.runpytest(
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "CaseFolding or SlashJoined or NulCutting or KeyFolding or TimeoutBlind",
+    )
+    failed = {
+        line.split("::", 2)[1] + "::" + line.split("::", 2)[2].split(" ")[0]
+        for line in result.outlines
+        if line.startswith("FAILED ")
+    }
+    sibling = "test_governance_a_scope_never_sees_a_sibling_that_extends_it"
+    assert f"TestCaseFolding::{sibling}[scope_ref_case]" in failed
+    assert f"TestCaseFolding::{sibling}[namespace_case]" in failed
+    assert f"TestCaseFolding::{sibling}[peer_case]" in failed
+    assert f"TestCaseFolding::{sibling}[scope_ref_a_vs_ab]" not in failed
+    assert f"TestSlashJoined::{sibling}[separator_slash_namespace_scope]" in failed
+    assert f"TestSlashJoined::{sibling}[separator_slash_scope_peer]" in failed
+    assert f"TestSlashJoined::{sibling}[separator_colon_scope_peer]" not in failed
+    assert "TestNulCutting::test_exact_readback[nul]" in failed
+    assert "TestNulCutting::test_exact_readback[ascii]" not in failed
+    assert "TestKeyFolding::test_keys_differing_in_case_are_different_documents" in failed
+    assert "TestTimeoutBlind::test_bad_timeout_is_rejected[search-0]" in failed
+    assert "TestTimeoutBlind::test_bad_timeout_is_rejected[write-0]" not in failed

@@ -197,6 +197,34 @@ class GovernanceConformance:
                 ProviderScope(namespace=ns + "ab", scope_ref="c"),
                 ProviderScope(namespace=ns + "a", scope_ref="bc"),
             ),
+            # Parts are compared exactly: case counts, and a separator a part may hold
+            # (``/``, ``:``, ``.``) never joins two parts into one.
+            "scope_ref_case": (
+                ProviderScope(namespace=ns, scope_ref="team/a"),
+                ProviderScope(namespace=ns, scope_ref="Team/A"),
+            ),
+            "namespace_case": (
+                ProviderScope(namespace=ns + "x", scope_ref="main"),
+                ProviderScope(namespace=ns + "X", scope_ref="main"),
+            ),
+            "peer_case": (
+                ProviderScope(namespace=ns, scope_ref="main", actor_peer_id="peer-a"),
+                ProviderScope(namespace=ns, scope_ref="main", actor_peer_id="Peer-A"),
+            ),
+            **{
+                f"separator_{name}_namespace_scope": (
+                    ProviderScope(namespace=ns + sep + "a", scope_ref="b"),
+                    ProviderScope(namespace=ns, scope_ref="a" + sep + "b"),
+                )
+                for name, sep in (("slash", "/"), ("colon", ":"), ("dot", "."))
+            },
+            **{
+                f"separator_{name}_scope_peer": (
+                    ProviderScope(namespace=ns, scope_ref="main", actor_peer_id="p"),
+                    ProviderScope(namespace=ns, scope_ref="main" + sep + "p"),
+                )
+                for name, sep in (("slash", "/"), ("colon", ":"), ("dot", "."))
+            },
         }
 
     def _assert_unseen(self, provider: Provider, home: ProviderScope, away: ProviderScope) -> None:
@@ -220,6 +248,14 @@ class GovernanceConformance:
             "namespace_a_vs_ab",
             "peer_a_vs_ab",
             "parts_shifted",
+            "scope_ref_case",
+            "namespace_case",
+            "peer_case",
+            *(
+                f"separator_{name}_{parts}"
+                for parts in ("namespace_scope", "scope_peer")
+                for name in ("slash", "colon", "dot")
+            ),
         ],
     )
     def test_governance_a_scope_never_sees_a_sibling_that_extends_it(

@@ -87,6 +87,9 @@ def exact_readback_samples() -> dict[str, str]:
         "json_like": '{"rule": "prefer \\"small\\" diffs", "n": [1, 2.50, null]}',
         "markdown": "# Title\n\n- item *one*\n- item `two`\n\n```py\nprint('x')\n```\n",
         "control_chars": "bell\x07 escape\x1b[0m form\x0cfeed vertical\x0btab",
+        "nul": "before\x00after",  # a C-string backend cuts here
+        "line_separators": "a\u2028b\u2029c\x85d",  # splitlines() would rewrite these
+        "leading_bom": "\ufeffstarts with a byte order mark",
         "large_1mib": _LARGE,
     }
 
@@ -140,7 +143,7 @@ class ProviderConformance(GovernanceConformance):
     #: provider; it must give up with ``ProviderUnavailable`` well within
     #: ``timeout_grace_seconds`` of it.
     timeout_probe_seconds: ClassVar[float] = 0.1
-    timeout_grace_seconds: ClassVar[float] = 5.0
+    timeout_grace_seconds: ClassVar[float] = 2.0
 
     # -- hooks ----------------------------------------------------------------------------
 
@@ -223,6 +226,25 @@ class ProviderConformance(GovernanceConformance):
                 "standard conformance tests were overridden without "
                 f"@pytest.mark.xfail(reason=...): {', '.join(sorted(offenders))}"
             )
+        # Nor may the tests' own machinery be swapped: the helpers, the scope pairs
+        # and the fixtures decide what a standard test checks (the hooks are make_*
+        # and the timeout settings).
+        import inspect  # noqa: PLC0415 - the guard only
+
+        swapped = sorted(
+            name
+            for klass in ProviderConformance.__mro__
+            if klass is not object
+            for name in vars(klass)
+            if (
+                name in ("provider", "scope")
+                or (name.startswith("_") and not name.startswith("__"))
+            )
+            and inspect.getattr_static(type(self), name)
+            is not inspect.getattr_static(ProviderConformance, name)
+        )
+        if swapped:
+            pytest.fail(f"the conformance kit's own helpers were replaced: {', '.join(swapped)}")
 
     # -- identity -----------------------------------------------------------------------
 
@@ -298,6 +320,16 @@ class ProviderConformance(GovernanceConformance):
         assert self._write(provider, scope, "doc-1", "line").status == "conflict"
         assert self._write(provider, scope, "doc-1", "line\n ").status == "conflict"
         assert self._read(provider, scope, first.ref).content == "line\n"
+
+    def test_keys_differing_in_case_are_different_documents(
+        self, provider: Provider, scope: ProviderScope
+    ) -> None:
+        upper = self._write(provider, scope, "Doc-1", "upper")
+        lower = self._write(provider, scope, "doc-1", "lower")
+        assert upper.status == lower.status == "created", "keys are compared exactly"
+        assert upper.ref != lower.ref
+        assert self._read(provider, scope, upper.ref).content == "upper"
+        assert self._read(provider, scope, lower.ref).content == "lower"
 
     def test_same_content_under_two_keys(self, provider: Provider, scope: ProviderScope) -> None:
         first = self._write(provider, scope, "doc-1", "shared content")
@@ -549,6 +581,36 @@ class ProviderConformance(GovernanceConformance):
         self._write(provider, scope, "doc-1", "limit probe")
         with pytest.raises(RecordValidationError):
             provider.search(scope=scope, query="limit probe", limit=_BAD_LIMITS[case])  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("query", [None, 3, b"bytes", ["a"]])
+    def test_bad_query_is_rejected(
+        self, provider: Provider, scope: ProviderScope, query: object
+    ) -> None:
+        with pytest.raises(RecordValidationError):
+            provider.search(scope=scope, query=query, limit=1)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), True, "1"])
+    @pytest.mark.parametrize("operation", ["write", "read", "search", "delete", "inventory"])
+    def test_bad_timeout_is_rejected(
+        self, provider: Provider, scope: ProviderScope, operation: str, timeout: object
+    ) -> None:
+        calls = {
+            "write": lambda: provider.write(scope=scope, key="doc-1", content="x", timeout=timeout),  # type: ignore[arg-type]
+            "read": lambda: provider.read(scope=scope, ref="r", timeout=timeout),  # type: ignore[arg-type]
+            "search": lambda: provider.search(scope=scope, query="x", limit=1, timeout=timeout),  # type: ignore[arg-type]
+            "delete": lambda: provider.delete(scope=scope, ref="r", timeout=timeout),  # type: ignore[arg-type]
+            "inventory": lambda: provider.inventory(scope=scope, timeout=timeout),  # type: ignore[arg-type]
+        }
+        with pytest.raises(RecordValidationError):
+            calls[operation]()
+        assert self._count(provider, scope) == 0
+
+    def test_a_lone_surrogate_in_content_is_rejected(
+        self, provider: Provider, scope: ProviderScope
+    ) -> None:
+        with pytest.raises(RecordValidationError):
+            provider.write(scope=scope, key="doc-1", content="half \ud800 a pair")
+        assert self._count(provider, scope) == 0
 
     def test_content_must_be_a_string(self, provider: Provider, scope: ProviderScope) -> None:
         with pytest.raises(RecordValidationError):

@@ -8,7 +8,7 @@ Enable them in your top-level ``conftest.py``::
   unique to the test (derived from its node id, so it is stable across runs).
 - ``rm_memory_provider``: a fresh :class:`~reward_memory.testing.InMemoryProvider`.
 - ``rm_sqlite_provider``: the embedded SQLite provider on a file in the test's
-  ``tmp_path``, built through discovery (``sqlite://<tmp>/memory.db``).
+  ``tmp_path``, built through discovery (``get_provider("sqlite", path=...)``).
 
 There is no ``pytest11`` entry point: nothing is registered unless a suite asks.
 """
@@ -53,7 +53,9 @@ def rm_sqlite_provider(tmp_path: Path) -> Iterator[Provider]:
     """The SQLite provider on ``tmp_path / "memory.db"``, closed after the test."""
     from reward_memory.providers.discovery import get_provider  # noqa: PLC0415
 
-    provider = get_provider("sqlite://" + (tmp_path / "memory.db").as_posix())
+    # The bare id with a path option: a URL would read `#`, `?` or `%` in the temporary
+    # directory's name as URL syntax (a fragment, options, an escape).
+    provider = get_provider("sqlite", path=str(tmp_path / "memory.db"))
     try:
         yield provider
     finally:

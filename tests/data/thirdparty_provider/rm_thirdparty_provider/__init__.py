@@ -17,7 +17,6 @@ from reward_memory.digests import make_ref, sha256_hex
 from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.providers.spi import (
-    MAX_CONTENT_BYTES,
     SPI_VERSION,
     DeleteResult,
     Inventory,
@@ -27,7 +26,9 @@ from reward_memory.providers.spi import (
     SearchResult,
     WriteResult,
     WriteStatus,
+    check_content,
     check_limit,
+    check_timeout,
 )
 
 __all__ = ["ThirdPartyProvider"]
@@ -61,9 +62,10 @@ class ThirdPartyProvider:
             raise ProviderConfigError(f"unknown option {unknown[0]!r}; it accepts: label")
         return cls(location=location, **options)
 
-    def _open(self, scope: object) -> ProviderScope:
+    def _open(self, scope: object, timeout: object) -> ProviderScope:
         if not isinstance(scope, ProviderScope):
             raise RecordValidationError("must be a ProviderScope", path="$.scope")
+        check_timeout(timeout)
         if self._closed:
             raise ProviderUnavailable("closed")
         return scope
@@ -71,12 +73,9 @@ class ThirdPartyProvider:
     def write(
         self, *, scope: ProviderScope, key: str, content: str, timeout: float | None = None
     ) -> WriteResult:
-        scope = self._open(scope)
+        scope = self._open(scope, timeout)
         key = check_token(key, "$.key")
-        if not isinstance(content, str):
-            raise RecordValidationError("must be a string", path="$.content")
-        if len(content.encode("utf-8")) > MAX_CONTENT_BYTES:
-            raise RecordValidationError("is too large", path="$.content", code="text_too_long")
+        check_content(content)  # a string, UTF-8 encodable, at most MAX_CONTENT_BYTES
         ref = make_ref("thirdparty", [scope.namespace, scope.scope_ref, scope.actor_peer_id, key])
         with self._lock:
             existing = self._docs.get((scope, ref))
@@ -87,7 +86,7 @@ class ThirdPartyProvider:
         return WriteResult(ref=ref, status=status, content_sha256=sha256_hex(existing[1]))
 
     def read(self, *, scope: ProviderScope, ref: str, timeout: float | None = None) -> ReadResult:
-        scope = self._open(scope)
+        scope = self._open(scope, timeout)
         with self._lock:
             found = self._docs.get((scope, ref))
         if found is None:
@@ -97,7 +96,7 @@ class ThirdPartyProvider:
     def search(
         self, *, scope: ProviderScope, query: str, limit: int, timeout: float | None = None
     ) -> SearchResult:
-        scope = self._open(scope)
+        scope = self._open(scope, timeout)
         limit = check_limit(limit)
         if not isinstance(query, str):
             raise RecordValidationError("must be a string", path="$.query")
@@ -114,13 +113,13 @@ class ThirdPartyProvider:
     def delete(
         self, *, scope: ProviderScope, ref: str, timeout: float | None = None
     ) -> DeleteResult:
-        scope = self._open(scope)
+        scope = self._open(scope, timeout)
         with self._lock:
             removed = self._docs.pop((scope, ref), None)
         return DeleteResult(ref=ref, deleted=removed is not None)
 
     def inventory(self, *, scope: ProviderScope, timeout: float | None = None) -> Inventory:
-        scope = self._open(scope)
+        scope = self._open(scope, timeout)
         with self._lock:
             count = sum(1 for owner, _ in self._docs if owner == scope)
         return Inventory(
