@@ -597,3 +597,14 @@ def test_an_unknown_id_that_looks_like_a_key_is_not_repeated() -> None:
     with pytest.raises(ProviderNotFoundError) as caught:
         get_provider("sk-abcdefabcdefabcdefabcdef12")
     assert "abcdef" not in str(caught.value)
+
+
+@pytest.mark.parametrize("spec", ["sqlite://relative.db", "SQLITE:///tmp/x.db", "sqlite:relative"])
+def test_the_libraries_own_url_hints_survive_the_public_scan(spec: str) -> None:
+    """The hint names the fix without a path-shaped example, so the CLI need not withhold it."""
+    from reward_memory.text import find_unsafe
+
+    with pytest.raises(ProviderConfigError) as caught:
+        get_provider(spec)
+    assert "absolute file path" in str(caught.value)
+    assert find_unsafe(str(caught.value)) is None

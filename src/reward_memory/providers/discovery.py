@@ -362,7 +362,7 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     if PROVIDER_ID.fullmatch(provider_id) is None:
         raise ProviderConfigError(
             "a provider spec must be a provider id (such as 'sqlite') or a URL whose "
-            "scheme is one (such as 'sqlite:///abs/path/memory.db' or 'memory://')"
+            "scheme is one (such as 'memory://', or 'sqlite://' then an absolute file path)"
         )
     return provider_id, (spec if sep else None)
 

@@ -155,7 +155,8 @@ class SQLiteProvider(_Store):
         prefix = "sqlite://"
         if not isinstance(url, str) or url[: len(prefix)].lower() != prefix:
             raise ProviderConfigError(
-                "a sqlite provider URL is sqlite:// (default location) or sqlite:///abs/path.db"
+                "a sqlite provider URL is sqlite:// (the default location), or sqlite:// then"
+                " an absolute file path"
             )
         rest = url[len(prefix) :]
         if "#" in rest:
@@ -163,7 +164,8 @@ class SQLiteProvider(_Store):
         location, _, query = rest.partition("?")
         if location and not location.startswith("/"):
             raise ProviderConfigError(
-                "a sqlite provider URL names no host: use sqlite:///abs/path.db (three slashes)"
+                "a sqlite provider URL names no host: sqlite:// then an absolute file path"
+                " (three slashes in all)"
             )
         try:
             pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
