@@ -232,6 +232,32 @@ def test_configured_input_keys_are_strict(
     assert packet["field_path"] == path
 
 
+@pytest.mark.parametrize(
+    ("version", "code"),
+    [
+        ("issue_fix_reward_memory_event_v1", "schema_version_unsupported"),
+        (None, "schema_version_missing"),
+    ],
+)
+@pytest.mark.parametrize("route", ["configured", "fixture"])
+def test_an_event_of_another_version_is_named_by_its_schema_version(
+    version: str | None,
+    code: str,
+    route: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Not taken for the wrapper (whose first unknown key was reported)."""
+    event = _event()
+    if version is None:
+        del event["schema_version"]
+    else:
+        event["schema_version"] = version
+    extra = ROUTE if route == "configured" else ("--authority", str(AUTHORITY))
+    code_, packet = _run(capsys, "--input", _write(tmp_path, "ev.json", event), *extra)
+    _error(code_, packet, code, "$.schema_version")
+
+
 def test_a_bad_observed_at_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     code, packet = _run(capsys, "--input", str(EVENT), *ROUTE, "--observed-at", "yesterday")
     _error(code, packet, "invalid_format", "--observed-at")

@@ -124,6 +124,20 @@ def _observed(args: argparse.Namespace, data: dict[str, Any]) -> Any:
 
 
 def _split(data: dict[str, Any], allowed: frozenset[str]) -> None:
+    # A root with a schema_version (or without an `event` while holding event fields)
+    # is an event whose version this verb does not read: name that, not its first key.
+    if "schema_version" in data and "schema_version" not in allowed:
+        raise _bad(
+            f"schema_version must be one of: {', '.join(sorted(EVENT_SCHEMAS))}",
+            "$.schema_version",
+            "schema_version_unsupported",
+        )
+    if "event" not in data and {"content_summary", "surface_id"} & set(data):
+        raise _bad(
+            "an event names its schema_version (or the input wraps it as `event`)",
+            "$.schema_version",
+            "schema_version_missing",
+        )
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise _bad("ingest input contains an unsupported field", f"$.{unknown[0]}", "unknown_field")
