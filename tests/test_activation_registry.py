@@ -513,3 +513,44 @@ def test_an_agent_id_with_at_is_grammar_a(tmp_path: Path, agent: str) -> None:
     assert status.agent_id == agent
     assert status.configured_for_agent is True
     schemas.validate(wire.dump(status))
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        "config.json",
+        "cfg/config.json",
+        "a\\b.json",
+        ".json",
+        "cfg/.json",
+        "x" * 95 + ".json",
+        "x" * 96 + ".json",
+        "a/" + "y" * 100 + "/c.json",
+        "..\\up.json",
+    ],
+)
+def test_the_pointer_grammar_is_the_schemas(pointer: str) -> None:
+    """The loader and the published schema accept exactly the same config pointers."""
+    goal = {
+        "goal_id": "g",
+        "enabled": True,
+        "experimental": True,
+        "config_path": pointer,
+        "enabled_agents": ["agent:a"],
+    }
+    data = {"schema_version": "reward_memory_activation_registry_v0", "goals": [goal]}
+    schema_ok = next(iter(schemas.validator_for(data["schema_version"]).iter_errors(data)), None)
+    try:
+        check_config_pointer(pointer, "$.config_path")
+        loader_ok = True
+    except RecordValidationError:
+        loader_ok = False
+    assert (schema_ok is None) is loader_ok
+
+
+def test_the_schema_states_the_one_query_rule() -> None:
+    """A function-boundary profile asks one query: in the schema too. (Enabling with no
+    agent stays the record's rule, so its error keeps the code ``agents_required``.)"""
+    config = config_data()
+    config["surfaces"][0]["recall_profile"].update(mode="function_boundary", max_queries=3)
+    assert next(iter(schemas.validator_for(config["schema_version"]).iter_errors(config)), None)

@@ -96,14 +96,17 @@ def check_config_pointer(value: Any, path: str = "$") -> str:
             path=path,
             code="config_path_absolute",
         )
-    segments = value.replace("\\", "/").split("/")
-    if any(segment in (".", "..") for segment in segments):
+    # A backslash is read as a separator for the traversal check (``..\\x`` climbs
+    # on Windows), then refused: a pointer's separator is ``/`` (as the schema says).
+    if any(segment in (".", "..") for segment in value.replace("\\", "/").split("/")):
         raise RecordValidationError(
             "must not contain a '.' or '..' segment", path=path, code="config_path_traversal"
         )
+    segments = value.split("/")
     if (
         len(value) > _MAX_POINTER
         or not value.endswith(".json")
+        or len(segments[-1]) <= len(".json")  # a name before the suffix
         or not all(_POINTER_SEGMENT.fullmatch(segment) for segment in segments)
     ):
         raise RecordValidationError(
