@@ -543,3 +543,48 @@ def test_observation_is_accepted_exactly_when_consistent(flags: dict[str, Any]) 
         with pytest.raises(RecordValidationError) as info:
             _observation(**flags)
         assert info.value.code == "contradictory_observation"
+
+
+@pytest.mark.parametrize(
+    ("call", "path"),
+    [
+        (lambda c, o: classify_health(wire.dump(c), o), "$.corpus"),
+        (lambda c, o: classify_health(c, wire.dump(o)), "$.observation"),
+        (lambda c, o: classify_request({"corpus": c, "observation": o}), "$"),
+    ],
+)
+def test_a_mapping_where_a_record_belongs_is_a_typed_error(call: Any, path: str) -> None:
+    request = health_case("retrieval-verified")
+    with pytest.raises(RecordValidationError) as caught:
+        call(request.corpus, request.observation)
+    assert (caught.value.path, caught.value.code) == (path, "wrong_type")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("privacy", {"visibility": "public_safe", "raw_content_in_registry": True}),
+        ("lifecycle", {"state": "active"}),
+        ("scope", None),
+        ("freshness", "source_truth_bound"),
+    ],
+)
+def test_a_declarations_nested_blocks_must_be_records(field: str, value: Any) -> None:
+    """A dict privacy block saying raw content is in the registry passed every rule."""
+    from reward_memory.registry import reference_corpus
+
+    with pytest.raises(RecordValidationError) as caught:
+        attrs.evolve(reference_corpus("distilled_experiences"), **{field: value})
+    assert (caught.value.path, caught.value.code) == (f"$.{field}", "wrong_type")
+
+
+def test_a_registrys_nested_blocks_must_be_records() -> None:
+    from reward_memory.registry import build_registry, reference_registry
+
+    for field in ("maintenance_contract", "provider_alignment", "class_coverage"):
+        with pytest.raises(RecordValidationError) as caught:
+            attrs.evolve(reference_registry(), **{field: {"write_rule": "anyone_may_write"}})
+        assert caught.value.path == f"$.{field}"
+    with pytest.raises(RecordValidationError) as caught:
+        build_registry(None)  # type: ignore[arg-type]
+    assert (caught.value.path, caught.value.code) == ("$.corpora", "wrong_type")

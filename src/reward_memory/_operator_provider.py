@@ -264,7 +264,8 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
     calls += 1
     try:
         result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
-        control_ref, write_status = result.ref, result.status
+        control_ref: Any = result.ref
+        write_status: Any = result.status  # a third party's answer: checked below
     except Exception:  # noqa: BLE001
         return Outcome(
             status="provider_unavailable", reasons=("provider_write_failed",), calls=calls
@@ -559,7 +560,8 @@ def _close_slot(
         for _ in range(2):
             calls += 1
             result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
-            ref, status = result.ref, result.status
+            ref: Any = result.ref
+            status: Any = result.status  # a third party's answer: checked below
             if type(ref) is not str or type(status) is not str:
                 return _Slot(reason="provider_answer_malformed", deleted=deleted, calls=calls)
             if status in ("created", "unchanged"):

@@ -240,6 +240,10 @@ def classify_health(
         RecordValidationError: ``now`` is not an aware datetime (``$.now``), or
             an override is not a token / surface id.
     """
+    from reward_memory.records.corpus import CorpusDeclaration  # noqa: PLC0415 - loaded already
+
+    _require(corpus, CorpusDeclaration, "$.corpus")
+    _require(observation, HealthObservation, "$.observation")
     at = resolve_now(now)
     if requested_project_ref is not None:
         observation = attrs.evolve(
@@ -280,9 +284,21 @@ def classify_request(request: HealthRequest, *, now: datetime | None = None) -> 
 
     ``now`` defaults to the request's own ``now``, then to the current UTC time.
     """
+    _require(request, HealthRequest, "$")
     if now is None and request.now is not None:
         now = parse_timestamp(request.now, "$.now")
     return classify_health(request.corpus, request.observation, now=now)
+
+
+def _require(value: object, kind: type, path: str) -> None:
+    # A mapping where a record belongs is the caller's mistake: a typed error, not
+    # an AttributeError from deep inside (load a mapping with wire.load first).
+    if not isinstance(value, kind):
+        raise RecordValidationError(
+            f"must be a {kind.__name__} record (load a mapping with wire.load)",
+            path=path,
+            code="wrong_type",
+        )
 
 
 def health_case(name: str) -> HealthRequest:

@@ -275,7 +275,7 @@ def build_registry(corpora: Iterable[CorpusDeclaration]) -> CorpusRegistry:
     is not a declaration, when ids repeat, or when a lifecycle reference names
     the corpus itself or a corpus that is not in the same registry.
     """
-    if isinstance(corpora, str | bytes | Mapping):
+    if isinstance(corpora, str | bytes | Mapping) or not isinstance(corpora, Iterable):
         raise RecordValidationError(
             "must be a list of corpora", path="$.corpora", code="wrong_type"
         )

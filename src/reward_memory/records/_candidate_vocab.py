@@ -13,6 +13,7 @@ import attrs
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
 from reward_memory.records import _memo as m
+from reward_memory.records._fields import is_record
 
 __all__ = [
     "AVAILABLE_REVIEW_DECISIONS",
@@ -151,19 +152,6 @@ def token_list(*, max_items: int) -> Any:
 
     converter = attrs.Converter(convert, takes_field=True)
     return f.tagged("list", ("token", 0, max_items, False), factory=tuple, converter=converter)
-
-
-def is_record(cls: type[Any]) -> Any:
-    """Validator: the field holds a ``cls`` record (a dict or another record is refused)."""
-
-    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if not isinstance(value, cls):
-            raise RecordValidationError(
-                f"must be a {cls.__name__}", path=f"$.{attribute.name}", code="wrong_type"
-            )
-
-    validate.rm_record = cls  # type: ignore[attr-defined]  # a nested record: the builder builds it
-    return validate
 
 
 def review_reason_codes(value: Any) -> tuple[str, ...]:

@@ -32,10 +32,12 @@ __all__ = [
     "corpus_id_list",
     "enum",
     "integer",
+    "is_record",
     "optional_corpus_id",
     "optional_text",
     "optional_timestamp",
     "optional_token",
+    "record",
     "strict_bool",
     "surface_id",
     "surface_list",
@@ -300,3 +302,21 @@ def integer(*, minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> A
 
     nullable = kwargs.get("default", ...) is None
     return tagged("integer", (minimum, maximum, nullable), validator=validate, **kwargs)
+
+
+def is_record(cls: type[Any]) -> Any:
+    """Validator: the field holds a ``cls`` record (a dict or another record is refused)."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if not isinstance(value, cls):
+            raise RecordValidationError(
+                f"must be a {cls.__name__}", path=f"$.{attribute.name}", code="wrong_type"
+            )
+
+    validate.rm_record = cls  # type: ignore[attr-defined]  # a nested record: the builder builds it
+    return validate
+
+
+def record(cls: type[Any]) -> Any:
+    """A nested record field, checked to hold a ``cls`` (a programmer's dict is refused)."""
+    return attrs.field(validator=is_record(cls))

@@ -227,12 +227,14 @@ class CorpusDeclaration:
     source_of_truth: str = f.token()
     read_authority: ReadAuthority = f.enum(*READ_AUTHORITIES)
     write_authority: WriteAuthority = f.enum(*WRITE_AUTHORITIES)
-    scope: CorpusScope
-    freshness: CorpusFreshness
-    lifecycle: CorpusLifecycle
-    retrieval: CorpusRetrieval
-    maintenance: CorpusMaintenance
-    privacy: CorpusPrivacy
+    # Nested records are checked to be records: a programmer's dict (a privacy block
+    # saying raw content is in the registry, say) would pass their rules unchecked.
+    scope: CorpusScope = f.record(CorpusScope)
+    freshness: CorpusFreshness = f.record(CorpusFreshness)
+    lifecycle: CorpusLifecycle = f.record(CorpusLifecycle)
+    retrieval: CorpusRetrieval = f.record(CorpusRetrieval)
+    maintenance: CorpusMaintenance = f.record(CorpusMaintenance)
+    privacy: CorpusPrivacy = f.record(CorpusPrivacy)
     provider_scope_ref_digest: str | None = attrs.field(default=None, validator=_optional_digest)
     read_role: str | None = f.optional_token()
 
@@ -401,9 +403,9 @@ class CorpusRegistry:
     )
     corpus_count: int = f.integer(minimum=1, maximum=MAX_CORPORA)
     corpora: tuple[CorpusDeclaration, ...] = attrs.field(converter=_as_tuple)
-    class_coverage: ClassCoverage
-    maintenance_contract: MaintenanceContract
-    provider_alignment: ProviderAlignment
+    class_coverage: ClassCoverage = f.record(ClassCoverage)
+    maintenance_contract: MaintenanceContract = f.record(MaintenanceContract)
+    provider_alignment: ProviderAlignment = f.record(ProviderAlignment)
     raw_memory_captured: Literal[False] = f.const(False)
     registry_persisted: Literal[False] = f.const(False)
     provider_write_performed: Literal[False] = f.const(False)

@@ -594,7 +594,7 @@ class ProviderConformance(GovernanceConformance):
     def test_bad_timeout_is_rejected(
         self, provider: Provider, scope: ProviderScope, operation: str, timeout: object
     ) -> None:
-        calls = {
+        calls: dict[str, Callable[[], object]] = {
             "write": lambda: provider.write(scope=scope, key="doc-1", content="x", timeout=timeout),  # type: ignore[arg-type]
             "read": lambda: provider.read(scope=scope, ref="r", timeout=timeout),  # type: ignore[arg-type]
             "search": lambda: provider.search(scope=scope, query="x", limit=1, timeout=timeout),  # type: ignore[arg-type]
