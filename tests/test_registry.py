@@ -580,3 +580,62 @@ def test_bridge_rejects_duplicate_corpora() -> None:
     with pytest.raises(RecordValidationError) as info:
         _bridge(_inventory() + _inventory())
     assert _error(info) == ("duplicate_item", "$.corpora[1].corpus_id")
+
+
+def _pair() -> tuple[CorpusDeclaration, CorpusDeclaration]:
+    first = reference_corpus("distilled_experiences")
+    second = attrs.evolve(reference_corpus("execution_trajectories"), scope=first.scope)
+    return first, second
+
+
+@pytest.mark.parametrize(
+    ("first_lifecycle", "second_lifecycle", "path"),
+    [
+        # A supersedes B while B stays active: B would go on influencing recall.
+        (
+            {"state": "active", "supersedes": ("execution_trajectories",)},
+            {"state": "active"},
+            "$.corpora[1].lifecycle.state",
+        ),
+        # Each supersedes the other, both active.
+        (
+            {"state": "active", "supersedes": ("execution_trajectories",)},
+            {"state": "active", "supersedes": ("distilled_experiences",)},
+            "$.corpora[1].lifecycle.state",
+        ),
+        # Each superseded by the other: a chain of successors with no end.
+        (
+            {"state": "superseded", "superseded_by": "execution_trajectories"},
+            {"state": "superseded", "superseded_by": "distilled_experiences"},
+            "$.corpora[0].lifecycle.superseded_by",
+        ),
+    ],
+)
+def test_a_registrys_lineage_agrees_with_itself(
+    first_lifecycle: dict[str, Any], second_lifecycle: dict[str, Any], path: str
+) -> None:
+    first, second = _pair()
+    with pytest.raises(RecordValidationError) as info:
+        build_registry(
+            [
+                attrs.evolve(first, lifecycle=CorpusLifecycle(**first_lifecycle)),
+                attrs.evolve(second, lifecycle=CorpusLifecycle(**second_lifecycle)),
+            ]
+        )
+    assert _error(info) == ("invalid_state", path)
+
+
+def test_a_consistent_supersession_is_registered() -> None:
+    first, second = _pair()
+    registry = build_registry(
+        [
+            attrs.evolve(
+                first, lifecycle=CorpusLifecycle(state="active", supersedes=(second.corpus_id,))
+            ),
+            attrs.evolve(
+                second,
+                lifecycle=CorpusLifecycle(state="superseded", superseded_by=first.corpus_id),
+            ),
+        ]
+    )
+    assert [c.lifecycle.state for c in registry.corpora] == ["active", "superseded"]

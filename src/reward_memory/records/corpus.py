@@ -360,6 +360,7 @@ def _check_registry(registry: CorpusRegistry) -> None:
                     path=path,
                     code="unknown_reference",
                 )
+    _check_lineage(corpora)
     if registry.class_coverage != ClassCoverage.of(corpora):
         raise RecordValidationError(
             "must list, per class, exactly the sorted ids of the corpora of that class",
@@ -376,6 +377,32 @@ def _check_registry(registry: CorpusRegistry) -> None:
         raise RecordValidationError(
             "a bridged inventory is a registered registry", path="$.status", code="invalid_value"
         )
+
+
+def _check_lineage(corpora: tuple[CorpusDeclaration, ...]) -> None:
+    """The registry's lineage agrees with itself: a corpus another supersedes is no longer
+    active (it stops influencing recall), and a chain of successors ends (no cycle)."""
+    index_of = {corpus.corpus_id: index for index, corpus in enumerate(corpora)}
+    for corpus in corpora:
+        for old in corpus.lifecycle.supersedes:
+            if corpora[index_of[old]].lifecycle.state == "active":
+                raise RecordValidationError(
+                    f"is superseded by {corpus.corpus_id}, so it cannot stay active",
+                    path=f"$.corpora[{index_of[old]}].lifecycle.state",
+                    code="invalid_state",
+                )
+    for index, corpus in enumerate(corpora):
+        seen = {corpus.corpus_id}
+        successor = corpus.lifecycle.superseded_by
+        while successor is not None:
+            if successor in seen:
+                raise RecordValidationError(
+                    "a chain of successors must end in a corpus that is not superseded",
+                    path=f"$.corpora[{index}].lifecycle.superseded_by",
+                    code="invalid_state",
+                )
+            seen.add(successor)
+            successor = corpora[index_of[successor]].lifecycle.superseded_by
 
 
 def _optional_const(expected: str) -> Any:
