@@ -639,3 +639,14 @@ def test_a_consistent_supersession_is_registered() -> None:
         ]
     )
     assert [c.lifecycle.state for c in registry.corpora] == ["active", "superseded"]
+
+
+def test_the_reference_status_is_only_the_reference_registrys() -> None:
+    """``reference_registry`` says "no corpora were given": a custom registry saying so
+    is refused (reference 3.2)."""
+    data = as_plain(build_registry([reference_corpus("distilled_experiences")]))
+    data["status"] = "reference_registry"
+    with pytest.raises(RecordValidationError) as info:
+        wire.load(data)
+    assert _error(info) == ("invalid_value", "$.status")
+    assert wire.load(as_plain(reference_registry())) == reference_registry()

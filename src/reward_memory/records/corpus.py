@@ -361,6 +361,17 @@ def _check_registry(registry: CorpusRegistry) -> None:
                     code="unknown_reference",
                 )
     _check_lineage(corpora)
+    if registry.status == "reference_registry":
+        # The status says which registry this is (given no corpora): a recorded
+        # verdict the contents do not bear out is refused.
+        from reward_memory.registry import reference_corpora  # noqa: PLC0415 - a cycle
+
+        if corpora != reference_corpora():
+            raise RecordValidationError(
+                "a reference_registry holds exactly the reference corpora (else: registered)",
+                path="$.status",
+                code="invalid_value",
+            )
     if registry.class_coverage != ClassCoverage.of(corpora):
         raise RecordValidationError(
             "must list, per class, exactly the sorted ids of the corpora of that class",
