@@ -579,7 +579,7 @@ def test_bridge_checks_its_arguments() -> None:
 def test_bridge_rejects_duplicate_corpora() -> None:
     with pytest.raises(RecordValidationError) as info:
         _bridge(_inventory() + _inventory())
-    assert _error(info) == ("duplicate_item", "$.corpora[1].corpus_id")
+    assert _error(info) == ("duplicate_item", "$.inventory[1].corpus_id")
 
 
 def _pair() -> tuple[CorpusDeclaration, CorpusDeclaration]:
@@ -650,3 +650,35 @@ def test_the_reference_status_is_only_the_reference_registrys() -> None:
         wire.load(data)
     assert _error(info) == ("invalid_value", "$.status")
     assert wire.load(as_plain(reference_registry())) == reference_registry()
+
+
+def _bridge_item(**changes: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "corpus_id": "prefs",
+        "scope_ref": "viking://u/peers/p/memories/preferences",
+        "read_role": "preference_reader",
+        "write_mode": "provider_managed",
+        "source_of_truth": "explicit_reviewed_feedback",
+        "closure_policy": "close",
+    }
+    item.update(changes)
+    return item
+
+
+def test_the_bridge_needs_a_read_role_and_names_duplicates_where_written() -> None:
+    from reward_memory.registry import semantic_preference_registry
+
+    where = {
+        "provider_id": "openviking",
+        "workspace_ref": "ws",
+        "project_ref": "proj",
+        "surface": "issue_fix.routing",
+    }
+    with pytest.raises(RecordValidationError) as info:
+        semantic_preference_registry([_bridge_item(read_role=None)], **where)
+    assert _error(info) == ("wrong_type", "$.inventory[0].read_role")
+    with pytest.raises(RecordValidationError) as info:
+        semantic_preference_registry(
+            [_bridge_item(), _bridge_item(scope_ref="viking://other")], **where
+        )
+    assert _error(info) == ("duplicate_item", "$.inventory[1].corpus_id")

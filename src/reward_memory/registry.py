@@ -364,9 +364,11 @@ def _bridge_item(
             ),
             privacy=CorpusPrivacy(visibility="private", raw_content_in_registry=False),
             provider_scope_ref_digest=hashlib.sha256(scope_ref.encode("utf-8")).hexdigest()[:16],
-            read_role=item["read_role"],
+            read_role=check_token(item["read_role"], f"{path}.read_role"),  # required: a token
         )
     except RecordValidationError as exc:
+        if exc.path.startswith(path):  # named in the caller's terms already
+            raise
         # The remaining item keys are spelled like the record fields that check
         # them (source_of_truth, writeback_triggers[i], closure_policy, read_role).
         clone = exc.under("$")
@@ -418,4 +420,13 @@ def semantic_preference_registry(
         )
         for index, item in enumerate(inventory)
     )
+    seen: set[str] = set()
+    for index, corpus in enumerate(corpora):  # named where the caller wrote it
+        if corpus.corpus_id in seen:
+            raise RecordValidationError(
+                "corpus_id values must be unique",
+                path=f"$.inventory[{index}].corpus_id",
+                code="duplicate_item",
+            )
+        seen.add(corpus.corpus_id)
     return _assemble(corpora, status="registered", bridged=True)
