@@ -82,3 +82,37 @@ def test_registry_names_the_activation_file(
     code, text = _out(capsys, *argv, "--format", "json")
     assert code == 0
     assert json.loads(text)["status"] == "available"
+
+
+@pytest.mark.parametrize(
+    "verb", [("health-check", "--case", "retrieval-verified"), ("corpus-registry",)]
+)
+def test_a_global_registry_is_ignored_by_verbs_that_read_none(
+    verb: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The original's global option: a verb with no activation registry does not use it."""
+    assert main(["--registry", "elsewhere.json", *verb, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+
+
+def test_an_error_about_the_registry_names_the_flag_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "activation.json"
+    broken.mkdir()  # a directory where the file belongs
+    code = main(
+        [
+            "--registry",
+            str(broken),
+            "experiment-status",
+            "--goal-id",
+            "g",
+            "--agent-id",
+            "agent:a",
+            "--format",
+            "json",
+        ]
+    )
+    packet = json.loads(capsys.readouterr().out)
+    assert code == 2
+    assert packet["field_path"] == "--registry"

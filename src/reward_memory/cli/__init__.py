@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from reward_memory.errors import RecordValidationError, RewardMemoryError
 
         if isinstance(exc, RecordValidationError):
-            return _fail(exc.code, exc.message, exc.path)
+            return _fail(exc.code, exc.message, _as_spelled(exc.path, args))
         if isinstance(exc, RewardMemoryError):
             return _fail(exc.code, exc.message, None)
         # A bug of ours, not bad input: still a packet, but exit 1 and no details.
@@ -144,6 +144,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _GLOBAL_OPTIONS: Final = ("--format", "--registry")
+# The verbs that read an activation registry (``--activation``, alias ``--registry``):
+# for any other, a global ``--registry`` is the original's global option, unused.
+_REGISTRY_VERBS: Final = frozenset({"configure", "experiment-status", "ingest-event"})
+
+
+def _as_spelled(path: str | None, args: list[str]) -> str | None:
+    """An error about ``--activation`` names the flag as the user typed it."""
+    if path != "--activation":
+        return path
+    spelled = {arg.partition("=")[0] for arg in args}
+    return "--registry" if "--registry" in spelled and "--activation" not in spelled else path
 
 
 def _global_format(args: list[str]) -> list[str]:
@@ -161,7 +172,21 @@ def _global_format(args: list[str]) -> list[str]:
         return args
     if not args or args[0].startswith("-"):  # no verb follows: the top parser says so
         return [*args, *moved]
+    if args[0] not in _REGISTRY_VERBS:
+        moved = _without_registry(moved)
     return [args[0], *moved, *args[1:]]
+
+
+def _without_registry(moved: list[str]) -> list[str]:
+    kept: list[str] = []
+    index = 0
+    while index < len(moved):
+        option = moved[index]
+        step = 1 if "=" in option else 2
+        if option.partition("=")[0] != "--registry":
+            kept.extend(moved[index : index + step])
+        index += step
+    return kept
 
 
 def _dispatch(args: list[str]) -> int:
