@@ -328,3 +328,59 @@ def test_the_console_script(tmp_path: Path) -> None:
     )
     assert result.returncode == 0
     assert packet_of(result.stdout)["status"] == "no_write"
+
+
+# -- --authority: the checkpoint from an authority map, never from the request file ----------
+
+_EXAMPLE_REQUEST = ROOT / "examples" / "candidate-review-request.json"
+_AUTHORITY_MAP = ROOT / "examples" / "experiment" / "authority.json"
+
+
+def _example_request(tmp_path: Path, **source: Any) -> str:
+    document = json.loads(_EXAMPLE_REQUEST.read_text("utf-8"))
+    del document["authority_checkpoint"]
+    document["proposal"]["source"].update(source)
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("source", "status"),
+    [({}, "active"), ({"actor_ref": "github:user:anyone"}, "guard_blocked")],
+)
+def test_the_authority_map_decides_the_checkpoint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: dict[str, Any], status: str
+) -> None:
+    request = _example_request(tmp_path, **source)
+    code, out = run(
+        capsys,
+        "candidate-review",
+        "--input",
+        request,
+        "--authority",
+        str(_AUTHORITY_MAP),
+        "--format",
+        "json",
+    )
+    assert code == 0
+    assert packet_of(out)["status"] == status
+
+
+def test_with_an_authority_map_the_file_may_not_vouch_for_itself(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out = run(
+        capsys,
+        "candidate-review",
+        "--input",
+        str(_EXAMPLE_REQUEST),
+        "--authority",
+        str(_AUTHORITY_MAP),
+        "--format",
+        "json",
+    )
+    assert code == 2
+    assert error_of(out)["field_path"] == "$.authority_checkpoint"
+    code, out = run(capsys, "candidate-review", "--authority", str(_AUTHORITY_MAP))
+    assert code == 2

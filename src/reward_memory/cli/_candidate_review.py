@@ -12,6 +12,9 @@ prints a schema-valid packet only and names the adapter in the text view).
 (a proposal, the caller's authority checkpoint, the reviews to apply in order,
 optionally ``now``) and prints the last ``reward_memory_candidate_review_v0``
 packet. The reviews come from the file, so ``--decision`` is refused with it.
+With ``--authority FILE`` (an authority map, as ``ingest-event`` takes) the
+checkpoint is what that map vouches for the proposal's actor, role, project and
+action scopes -- never one the request file writes itself, which is then refused.
 
 Nothing is persisted or written. A guard-blocked candidate is an answer
 (exit 0), not an error; bad input prints an error packet and exits 2.
@@ -53,6 +56,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--decision", choices=DECISIONS, help="the fixture's review decision (default: accept)"
     )
+    parser.add_argument(
+        "--authority",
+        metavar="FILE",
+        help="an authority-map file: the checkpoint comes from it, not from the --input "
+        "file (which must then carry none)",
+    )
 
 
 def run(args: argparse.Namespace) -> Outcome:
@@ -64,7 +73,13 @@ def run(args: argparse.Namespace) -> Outcome:
                 path="--decision",
                 code="invalid_argument",
             )
-        return _run_request(args.input)
+        return _run_request(args.input, args.authority)
+    if args.authority is not None:
+        raise RecordValidationError(
+            "--authority applies to --input (the fixture names its own checkpoint)",
+            path="--authority",
+            code="invalid_argument",
+        )
     return _run_fixture(args.decision or "accept")
 
 
@@ -106,26 +121,51 @@ def _fixture_decision(decision: str, review_ref: str) -> Any:
     )
 
 
-def _run_request(name: str) -> Outcome:
+def _run_request(name: str, authority_file: str | None) -> Outcome:
     from reward_memory._boundary import strict_packet
     from reward_memory.candidates import propose, review
     from reward_memory.cli._common import read_json_object
-    from reward_memory.grammars import parse_timestamp
+    from reward_memory.grammars import parse_timestamp, resolve_now
     from reward_memory.records._plain import to_plain
     from reward_memory.records.review import CandidateReviewRequest
 
     request = strict_packet(read_json_object(name), CandidateReviewRequest)
     now = None if request.now is None else parse_timestamp(request.now, "$.now")
-    target: Any = propose(request.proposal, request.authority_checkpoint, now=now)
+    checkpoint = request.authority_checkpoint
+    if authority_file is not None:
+        # Authority from the caller's authority source, never from the request file.
+        if checkpoint is not None:
+            raise RecordValidationError(
+                "with --authority the checkpoint comes from the authority map: remove it here",
+                path="$.authority_checkpoint",
+                code="invalid_argument",
+            )
+        checkpoint = _checkpoint_from(authority_file, request.proposal, resolve_now(now))
+    target: Any = propose(request.proposal, checkpoint, now=now)
     for index, decision in enumerate(request.reviews):
         try:
-            target = review(target, decision, checkpoint=request.authority_checkpoint, now=now)
+            target = review(target, decision, checkpoint=checkpoint, now=now)
         except RecordValidationError as exc:
             # The precondition belongs to the index-th review of the request.
             raise RecordValidationError(
                 exc.message, path=f"$.reviews[{index}].decision", code=exc.code
             ) from None
     return Outcome(packet=to_plain(target), text_lines=_lines(target))
+
+
+def _checkpoint_from(authority_file: str, proposal: Any, now: Any) -> Any:
+    """What the authority map vouches for the proposal's claim (``None``: nothing)."""
+    from reward_memory.authority import AuthorityMap
+    from reward_memory.errors import InputError
+    from reward_memory.ingestion import _ask_authority
+
+    try:
+        source = AuthorityMap.from_file(authority_file)
+    except InputError as exc:
+        raise RecordValidationError(
+            exc.message, path="--authority" if exc.path == "$" else exc.path, code=exc.code
+        ) from None
+    return _ask_authority(source, proposal, now)
 
 
 def _lines(result: CandidateReview) -> tuple[str, ...]:
