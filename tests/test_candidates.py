@@ -613,7 +613,13 @@ def test_a_dict_checkpoint_is_strict_too() -> None:
     plain["granted_by"] = "someone"
     with pytest.raises(RecordValidationError) as info:
         propose(proposal(), plain, now=NOW)
-    assert info.value.path == "$.granted_by"
+    # Named under its argument: not mistaken for a proposal field of the same name.
+    assert info.value.path == "checkpoint.granted_by"
+    plain = to_plain(checkpoint())
+    plain["verified"] = "yes"
+    with pytest.raises(RecordValidationError) as info:
+        propose(proposal(), plain, now=NOW)
+    assert info.value.path == "checkpoint.verified"
     with pytest.raises(RecordValidationError):
         propose(proposal(), "verified", now=NOW)  # type: ignore[arg-type]
 

@@ -271,7 +271,16 @@ def as_record(value: object, cls: type[T], *, what: str, path: str = "$") -> T:
     if isinstance(value, cls):
         return value
     if isinstance(value, Mapping):
-        return load_plain(dict(value), cls)
+        if path == "$":
+            return load_plain(dict(value), cls)
+        try:
+            return load_plain(dict(value), cls)
+        except RecordValidationError as exc:
+            # Named under the argument it came in (``checkpoint.verified``), so a bad
+            # checkpoint is not mistaken for the proposal's field of the same name.
+            clone = exc.under("$")
+            clone.path = path + (exc.path[1:] if exc.path.startswith("$") else f".{exc.path}")
+            raise clone from None
     version = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
     raise RecordValidationError(
         f"{what} is a {cls.__name__} or a {version} object", path=path, code="wrong_type"
