@@ -498,3 +498,30 @@ def test_any_mutation_is_valid_or_refused_with_a_typed_error_naming_a_field(
         assert outcome.code
     else:
         assert outcome.automation.fail_open is True
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("surfaces", 0, "recall_profile", "limit"), 4.0),
+        (("surfaces", 0, "recall_profile", "max_queries"), 1.0),
+    ],
+)
+def test_an_integral_float_is_refused_from_a_file_and_from_a_mapping(
+    tmp_path: Path, where: tuple[Any, ...], value: float
+) -> None:
+    """One answer whichever way the data comes (cattrs would have truncated it)."""
+    data = config_data()
+    node: Any = data
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = value
+    path = "$." + ".".join(
+        f"{step}" if isinstance(step, str) else f"[{step}]" for step in where
+    ).replace(".[", "[")
+    file = tmp_path / "config.json"
+    file.write_text(json.dumps(data), encoding="utf-8")
+    for source in (data, file):
+        with pytest.raises(RecordValidationError) as caught:
+            load_experiment_config(source)
+        assert (caught.value.code, caught.value.path) == ("wrong_type", path)

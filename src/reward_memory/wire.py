@@ -158,6 +158,20 @@ def _converter() -> Converter:
         return unstructure
 
     converter.register_unstructure_hook_factory(omits_none, omit_none_hook)
+
+    # An integer field takes an integer: JSON Schema counts 4.0 as one, but the file
+    # loaders (one strict pass) refuse it, so the mapping path does too (cattrs would
+    # truncate it, 1e308 included) -- one answer whichever way the data comes.
+    def strict_int(value: Any, kind: Any) -> int:
+        if kind is bool:  # a subclass of int: dispatched here too
+            if type(value) is not bool:
+                raise RecordValidationError("must be a boolean", code="wrong_type")
+            return value
+        if type(value) is not int:
+            raise RecordValidationError("must be an integer", code="wrong_type")
+        return value
+
+    converter.register_structure_hook(int, strict_int)
     return converter
 
 
