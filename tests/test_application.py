@@ -701,7 +701,7 @@ _CJK = "审查摘要必须少于四十个字并且总是引用对应的工单编
         (_CJK, _CJK[:-1]),  # one character left out
         (_CJK, _CJK[:12]),  # a prefix
         (_CJK, _CJK[:10] + "。" + _CJK[10:20]),  # punctuation put in
-        ("Ban rebase.", "Ban rebase."),  # a short summary, whole
+        ("Never rebase shared branches.", "never rebase shared branches"),  # short, whole
         (
             "Keep fixes scoped to the module",
             _fullwidth("keep fixes scoped to the"),
@@ -721,6 +721,43 @@ def test_a_repeat_of_withheld_text_in_any_script_fails_open(
     assert (result.status, result.receipt.reasoning_summary) == (
         "failed",
         "model_reasoning_repeats_withheld_content",
+    )
+
+
+@pytest.mark.parametrize(
+    ("withheld", "reasoning"),
+    [
+        ("Use uv", "The service runs under uvicorn here."),  # text inside another word
+        ("no rebase", "There was no rebase in this branch."),  # two common words
+        ("Prefer the 日本語 docs for the release notes", "日本語 is the docs language."),
+        ("审查摘要 and 工单编号", "审查摘要 was checked; the 工单编号 too."),  # two short runs
+    ],
+)
+def test_a_reasoning_that_only_shares_common_words_is_kept(
+    provider: Provider, withheld: str, reasoning: str
+) -> None:
+    session = _private_session(provider, summary=withheld)
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary=reasoning)
+
+    assert apply(BASE, session, application_id="application:18", apply_memory=model).status == (
+        "applied"
+    )
+
+
+def test_a_query_whose_summary_is_its_text_may_be_repeated(provider: Provider) -> None:
+    """The receipt publishes the query summary: the same words are public already."""
+    text = "reviewer summary tone for the release notes"
+    session = session_with(
+        provider, asked=request(queries=(RecallQuery(query=text, query_summary=text),))
+    )
+
+    def model(base: Any, items: Any) -> Any:
+        return decision(items, reasoning_summary=f"Asked: {text}")
+
+    assert apply(BASE, session, application_id="application:19", apply_memory=model).status == (
+        "applied"
     )
 
 

@@ -364,7 +364,7 @@ def _generator_exit(*_: Any, **__: Any) -> Any:
                 "provider_unavailable",
                 "provider_answer_malformed",
             )
-            for odd in (_Unequal(), [], _EqualsAll("created"))
+            for odd in (_Unequal(), [], _EqualsAll("weird"))
         ),
         # A marker read answering ``found=1``: neither open nor closed, so no write.
         (
@@ -408,6 +408,28 @@ def test_every_provider_misbehaviour_fails_open(
     assert receipt.reason_codes == (reason,)
     assert not receipt.memory_available_for_recall
     _valid(receipt)
+
+
+def test_a_str_enum_write_status_is_its_plain_value() -> None:
+    """A provider answering with an ``enum.StrEnum`` status (a str subclass) is read by
+    its characters, not refused as malformed."""
+    import enum
+
+    class Status(enum.StrEnum):
+        CREATED = "created"
+
+    def write(self: InMemoryProvider, **kwargs: Any) -> WriteResult:
+        done = InMemoryProvider.write(self, **kwargs)
+        return WriteResult(ref=done.ref, status=Status.CREATED, content_sha256=done.content_sha256)  # type: ignore[arg-type]
+
+    receipt = ingest_hard(provider=_Wrapped(write=write))
+    assert receipt.status == "activated"
+
+
+def test_a_url_string_is_no_provider() -> None:
+    with pytest.raises(RecordValidationError) as caught:
+        ingest_hard(provider="sqlite:///tmp/x.db")  # type: ignore[arg-type]
+    assert (caught.value.path, caught.value.code) == ("provider", "wrong_type")
 
 
 def test_a_readback_that_differs_only_by_a_trailing_newline_is_still_exact() -> None:

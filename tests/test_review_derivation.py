@@ -36,10 +36,26 @@ def _flipped(packet: CandidatePacket) -> CandidatePacket:
 def test_a_blocked_candidate_with_its_guard_flipped_is_not_accepted() -> None:
     blocked = propose(proposal(guard_context=context(conflict_state="unresolved")), checkpoint())
     assert blocked.status == "guard_blocked"
-    reviewed = review(_flipped(blocked), decision("accept"), now=NOW)
+    reviewed = review(_flipped(blocked), decision("accept"), checkpoint=checkpoint(), now=NOW)
     assert (reviewed.status, reviewed.effective_decision) == ("guard_blocked", "no_write")
     assert reviewed.guard_passed is False
     assert reviewed.reason_codes == ("unresolved_higher_authority_conflict", RECORDED_MISMATCH)
+    # Without the caller's checkpoint a loaded packet's own one vouches for nothing.
+    alone = review(_flipped(blocked), decision("accept"), now=NOW)
+    assert alone.status == "guard_blocked"
+    assert "authority_checkpoint_unverified" in alone.reason_codes
+
+
+def test_a_loaded_packet_with_a_forged_checkpoint_does_not_review_to_active() -> None:
+    """wire.load of another party's packet is data, like the mapping itself."""
+    blocked = propose(proposal(), None, now=NOW)
+    data = wire.dump(blocked)
+    data["authority_checkpoint"] = wire.dump(checkpoint())
+    data["status"] = "review_ready"
+    data["guard"] = wire.dump(propose(proposal(), checkpoint(), now=NOW))["guard"]
+    loaded = wire.load(data, CandidatePacket)
+    assert review(loaded, decision("accept"), now=NOW).status == "guard_blocked"
+    assert review(loaded, decision("accept"), checkpoint=checkpoint(), now=NOW).status == "active"
 
 
 def test_a_candidate_packet_carrying_a_forged_checkpoint_is_judged_under_the_callers() -> None:

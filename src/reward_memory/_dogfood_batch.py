@@ -141,8 +141,8 @@ def stage4_gate_verified(evaluation: Any, *, path: str = "$.evaluation") -> bool
 
 def _open_gate_holds(evaluation: Any) -> bool:
     """An evaluation that says the gate is open, loaded whole: its cases and metrics must
-    bear the gate out (the record re-derives it), so a mapping that only says ``passed``,
-    or a failed run edited to say so, is refused with its field path."""
+    bear the gate out (the record re-derives it). A mapping that only says ``passed``, or
+    a failed run edited to say so, proves nothing: the gate stays closed."""
     from reward_memory.records.evaluation import Evaluation  # noqa: PLC0415 - a mapping only
 
     if not isinstance(evaluation, Evaluation):
@@ -150,8 +150,8 @@ def _open_gate_holds(evaluation: Any) -> bool:
             evaluation = load_plain(
                 dict(_plain(evaluation, EVALUATION_SCHEMA, "$.evaluation")), Evaluation
             )
-        except RecordValidationError as exc:
-            raise _under(exc, "$.evaluation") from None
+        except RecordValidationError:
+            return False  # an unproven gate is a closed one: the batch holds
     return bool(evaluation.status == "passed" and evaluation.release_gate.status == _GATE_READY)
 
 
@@ -184,7 +184,7 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     unknown = sorted(set(data) - receipt_keys)
     if unknown:
         raise _bad(f"unknown field: {unknown[0]}", f"{path}.{unknown[0]}", "unknown_field")
-    if set(data) == receipt_keys:
+    if set(data) == receipt_keys:  # a whole receipt of ours: through its record
         try:
             load_plain(dict(data), OperatorControlReceipt)
         except RecordValidationError as exc:
@@ -225,6 +225,7 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     status = data.get("status")
     if status is not None and (not isinstance(status, str) or status not in RECEIPT_STATUSES):
         raise _bad(f"must be one of: {', '.join(RECEIPT_STATUSES)}", f"{path}.status")
+    _check_status_invariants(data, path)
     verified, wrote, read_back = (data[key] for key in _CONTROL_BOOLS)
     return ControlSummary(
         control_ref=data["control_ref"],
@@ -236,6 +237,33 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
         counted=control_counts(status, verified, wrote, read_back),
         status=status,
     )
+
+
+def _check_status_invariants(data: Mapping[str, Any], path: str) -> None:
+    """A control that carries its status (ours do) keeps its receipt's rules, whichever
+    of its other keys it carries: completed exactly when read back, and reason codes
+    exactly when it failed."""
+    status = data.get("status")
+    if status is None:
+        return
+    if (status == "completed") != (data.get("readback_verified") is True):
+        raise _bad(
+            "a control is completed exactly when its outcome read back",
+            f"{path}.readback_verified",
+            "inconsistent_receipt",
+        )
+    if "reason_codes" in data:
+        codes = data["reason_codes"]
+        if not isinstance(codes, list | tuple):
+            raise _bad("must be a list", f"{path}.reason_codes", "wrong_type")
+        for index, code in enumerate(codes):
+            check_token(code, f"{path}.reason_codes[{index}]")
+        if (status in ("control_ready", "completed")) == bool(codes):
+            raise _bad(
+                "a failed control names why, a ready or completed one has no reason code",
+                f"{path}.reason_codes",
+                "inconsistent_receipt",
+            )
 
 
 def _receipt(value: Any, path: str) -> DogfoodReceipt:

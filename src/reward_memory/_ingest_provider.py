@@ -153,6 +153,9 @@ def execute_steps(
         )
     try:
         ref, status = _write_outcome(written)
+        if isinstance(status, str) and type(status) is not str:
+            # A str subclass (an enum.StrEnum status): its characters, as a plain str.
+            status = str.__getitem__(status, slice(None))
     except Exception:  # noqa: BLE001 - not a write result
         ref, status = None, None
     # Exact types first: a status of another type may compare or hash as it likes.

@@ -93,14 +93,21 @@ BASE_NOT_COPYABLE: Final = "application_base_output_not_copyable"
 SUMMARY_REPEATS_WITHHELD: Final = "model_reasoning_repeats_withheld_content"
 # A query of fewer words than this, repeated, is a topic, not the exact text withheld.
 _QUERY_WORDS: Final = 4
-# A one-word withheld summary shorter than this is too short for a repeat to mean anything.
-_REPEAT_MIN: Final = 6
-# This many consecutive letters of a script written without spaces (CJK, kana, Thai) in
-# the reasoning, in a withheld summary's order, are a repeat (its words are no unit).
+# A withheld summary shorter than this is matched as words only (a short text inside
+# another word -- "use uv" in "uvicorn" -- is no repeat), and one of fewer than
+# _REPEAT_FLOOR words not at all (two common words say nothing private).
+_REPEAT_MIN: Final = 12
+_REPEAT_FLOOR: Final = 3
+# Scripts written without spaces (CJK, kana, Hangul, Thai): their words are no unit, so
+# this many consecutive letters of one run of them in a withheld summary, found inside
+# one run of the reasoning, are a repeat; a withheld summary that is one shorter run of
+# them (at least _DENSE_MIN letters) is a repeat whole.
 _DENSE_RUN: Final = 8
-# A withheld summary of such letters shorter than the run is a repeat only whole, and
-# only from this many letters on.
 _DENSE_MIN: Final = 3
+_DENSE: Final = re.compile(
+    "[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+    "\uf900-\ufaff\U00020000-\U0003134f]+"
+)
 # This many consecutive words of a withheld summary in the reasoning are a repeat.
 _REPEAT_WORDS: Final = 5
 _WORD: Final = re.compile(r"[^\W_]+")
@@ -347,12 +354,13 @@ def _repeats_withheld(
 
     A repeat is read after NFKC and case folding (fullwidth letters are letters), as
     words, not as one exact string: any run of :data:`_REPEAT_WORDS` consecutive words
-    of the withheld summary (punctuation aside), or all of it when it is shorter, found
-    as consecutive words of the reasoning; and, for the letters of scripts written
-    without spaces, any :data:`_DENSE_RUN` of them in order (all when fewer). A dropped
-    full stop, another case, a copied half or a character left out would otherwise
-    carry private text into the receipt. A query is a repeat only whole, and only from
-    :data:`_QUERY_WORDS` words on (a shorter one repeated names a topic).
+    of the withheld summary (punctuation aside), or all of it when it is shorter (from
+    :data:`_REPEAT_FLOOR` words), found as consecutive words of the reasoning; and, for
+    scripts written without spaces, any :data:`_DENSE_RUN` letters of one run of them
+    (see :func:`_dense_repeat`). A dropped full stop, another case, a copied half or a
+    character left out would otherwise carry private text into the receipt. A query
+    is a repeat only whole, from :data:`_QUERY_WORDS` words on (a shorter one names a
+    topic), and not when its summary, which the receipt publishes, is the same words.
     """
     folded = _fold(summary)
     words: tuple[str, ...] | None = None
@@ -363,24 +371,24 @@ def _repeats_withheld(
         if result.content_exposed:
             continue
         withheld = _fold(item.content_summary)
+        if len(withheld) >= _REPEAT_MIN and withheld in folded:
+            return True  # as text: a script without spaces is one "word"
         withheld_words = _words(withheld)
-        if len(withheld_words) > 1 or len(withheld) >= _REPEAT_MIN:
-            # As text (a script without spaces is one "word"), then as words.
-            if withheld in folded:
-                return True
+        if len(withheld_words) >= _REPEAT_FLOOR:
             if words is None:
                 words = _words(folded)
             if _shares_a_run(withheld_words, words):
                 return True
-        letters = _dense(withheld)
-        if len(letters) >= _DENSE_MIN:
+        runs = _DENSE.findall(withheld)
+        if runs:
             if dense is None:
-                dense = _dense(folded)
-            size = min(_DENSE_RUN, len(letters))
-            if any(letters[i : i + size] in dense for i in range(len(letters) - size + 1)):
+                dense = "\n".join(_DENSE.findall(folded))  # runs kept apart
+            if _dense_repeat(runs, withheld, dense):
                 return True
     for query in queries:
         asked = _words(_fold(query.query))
+        if asked == _words(_fold(query.query_summary)):
+            continue  # the receipt publishes the summary: the same words are public
         if len(asked) >= _QUERY_WORDS:
             if words is None:
                 words = _words(folded)
@@ -397,11 +405,21 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-def _dense(text: str) -> str:
-    """The letters of scripts written without spaces (Unicode ``Lo``), in order."""
-    if text.isascii():
-        return ""
-    return "".join(char for char in text if unicodedata.category(char) == "Lo")
+def _dense_repeat(runs: list[str], withheld: str, dense: str) -> bool:
+    """Whether the reasoning's runs of space-less letters (``dense``, one per line)
+    repeat a withheld summary's: any :data:`_DENSE_RUN` letters of one run, or the whole
+    summary when it is one shorter run of them."""
+    for run in runs:
+        if len(run) >= _DENSE_RUN:
+            size = _DENSE_RUN
+            if any(run[i : i + size] in dense for i in range(len(run) - size + 1)):
+                return True
+    if len(runs) == 1 and _DENSE_MIN <= len(runs[0]) < _DENSE_RUN:
+        # A summary that is only this run (punctuation and spaces aside) is short text.
+        rest = withheld.replace(runs[0], "")
+        if not _words(rest) and runs[0] in dense:
+            return True
+    return False
 
 
 def _holds_run(run: tuple[str, ...], words: tuple[str, ...]) -> bool:

@@ -28,6 +28,7 @@ Typed records take the fast path (no JSON Schema, no cattrs). Plain mappings
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -150,12 +151,34 @@ def propose(
     moment = utc_now() if now is None else check_now(now)
     reasons = proposal_reasons(typed, authority, now=moment)
     candidate = Candidate.of_proposal(typed)
-    return _make_packet(
-        status="guard_blocked" if reasons else "review_ready",
-        candidate=candidate,
-        authority_checkpoint=authority,
-        guard=_guard(reasons),
+    return _minted(
+        _make_packet(
+            status="guard_blocked" if reasons else "review_ready",
+            candidate=candidate,
+            authority_checkpoint=authority,
+            guard=_guard(reasons),
+        )
     )
+
+
+# The packets propose() and review() made in this process, by identity (a weak
+# reference each: a dead packet's id may be reused, and then its reference is dead).
+# Only these vouch for their embedded checkpoint and recorded codes: a packet loaded
+# from data (a mapping, or wire.load of one) is a claim. Bounded: emptied when full.
+_MINTED: Final[dict[int, weakref.ref[Any]]] = {}
+_MINTED_SIZE: Final = 4096
+
+
+def _minted(packet: T) -> T:
+    if len(_MINTED) >= _MINTED_SIZE:
+        _MINTED.clear()
+    _MINTED[id(packet)] = weakref.ref(packet)
+    return packet
+
+
+def _was_minted(packet: object) -> bool:
+    held = _MINTED.get(id(packet))
+    return held is not None and held() is packet
 
 
 def _as_decision(decision: ReviewDecision | Mapping[str, Any]) -> ReviewDecision:
@@ -235,11 +258,12 @@ def _review_verdict(
     ``recorded_guard_verdict_mismatch``. Authority is still granted only by
     :func:`~reward_memory.activation.activate`, under the caller's checkpoint.
 
-    A target that arrived as data (a mapping: parsed JSON, another party's
-    packet) has neither: its embedded checkpoint and its recorded codes are
-    claims, so without the caller's checkpoint it is guarded under the
-    unverified one (a packet edited to say ``guard_passed``, or carrying a
-    home-made ``verified`` checkpoint, reviewed to ``active``).
+    A target that arrived as data (a mapping, a record loaded from one, another
+    party's packet: anything propose/review did not make in this process) has
+    neither: its embedded checkpoint and its recorded codes are claims, so
+    without the caller's checkpoint it is guarded under the unverified one (a
+    packet edited to say ``guard_passed``, or carrying a home-made ``verified``
+    checkpoint, reviewed to ``active``).
     """
     if not from_record:
         if isinstance(packet, CandidatePacket):
@@ -305,7 +329,7 @@ def review(
             other decision on anything but a candidate, or invalid input.
     """
     packet = _as_target(target)
-    from_record = packet is target  # a record built in this process, not data
+    from_record = _was_minted(target)  # made by propose/review here, not loaded from data
     chosen = _as_decision(decision)
     authority = as_checkpoint(checkpoint) if checkpoint is not None else None
     moment = utc_now() if now is None else check_now(now)
@@ -369,13 +393,17 @@ def review(
         )
     else:
         new_record = record.with_lifecycle(new_lifecycle)
-    return _make_review(
-        status=status,
-        requested_decision=requested,
-        effective_decision=effective,
-        guard_passed=passed,
-        reason_codes=reasons,
-        review=CandidateReviewSummary.of_decision(chosen),
-        record=new_record,
-        persistence_next_step=PERSIST_NEXT_STEP if effective in ("accept", "retire") else "none",
+    return _minted(
+        _make_review(
+            status=status,
+            requested_decision=requested,
+            effective_decision=effective,
+            guard_passed=passed,
+            reason_codes=reasons,
+            review=CandidateReviewSummary.of_decision(chosen),
+            record=new_record,
+            persistence_next_step=PERSIST_NEXT_STEP
+            if effective in ("accept", "retire")
+            else "none",
+        )
     )

@@ -360,6 +360,12 @@ def ingest(
         raise RecordValidationError(
             "execute needs a provider", path="provider", code="missing_field"
         )
+    if isinstance(provider, str | bytes):  # a URL where the provider object belongs
+        raise RecordValidationError(
+            "provider is an SPI provider object, not a URL (see get_provider)",
+            path="provider",
+            code="wrong_type",
+        )
     digest = policy_digest(policy)
     base = Receipt(
         adapter=adapter_id,

@@ -16,6 +16,7 @@ Pure functions: no I/O, no provider calls.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
@@ -243,6 +244,7 @@ def reference_corpus(corpus_id: str) -> CorpusDeclaration:
     )
 
 
+@functools.cache  # frozen records: one tuple serves every caller
 def reference_corpora() -> tuple[CorpusDeclaration, ...]:
     """The seven reference corpus families, in reference order."""
     return tuple(_family(row) for row in _FAMILIES)

@@ -116,15 +116,15 @@ def _loopx_domains(receipts: tuple[DogfoodReceipt, ...]) -> tuple[str, ...]:
 
 
 def _loopx_domain_count(receipts: tuple[DogfoodReceipt, ...]) -> int:
-    """How many distinct LoopX module domains the batch holds.
+    """How many distinct LoopX domains the batch holds (reference 13.3: distinct
+    ``domain_id`` values), not counting a label twice for one surface.
 
-    A domain id is the caller's label; the module an application ran in is its
-    surface's (``module.segment``). Two labels on one module are one domain, and one
-    label over two modules is one too: the count is the smaller of the two.
+    A domain id is the caller's label; where an application ran is its surface.
+    Two labels on one surface are one domain, and one label over two surfaces is
+    one too: the count is the smaller of the two.
     """
     loopx = [r for r in receipts if r.domain_family == "loopx"]
-    modules = {r.surface_id.split(".", 1)[0] for r in loopx}
-    return min(len({r.domain_id for r in loopx}), len(modules))
+    return min(len({r.domain_id for r in loopx}), len({r.surface_id for r in loopx}))
 
 
 def _counted_actions(controls: tuple[ControlSummary, ...]) -> tuple[str, ...]:
@@ -199,14 +199,22 @@ def check_unique(
             [r.application_receipt_id for r in receipts],
         ),
         # One application is one settlement, whatever its receipt's wording: an
-        # edited copy (another reasoning summary, other memory digests, another
-        # outcome) has another receipt id, not another application (nor another module
-        # domain). An application is its id, artifact, corpus and surface.
+        # edited copy (another reasoning summary) has another receipt id, not another
+        # application (nor another domain). An application is its id, artifact,
+        # corpus, surface and memory (a default id such as the boundary's repeats).
         (
             "$.receipts",
             "must not double-count an application settlement",
             [
-                "\n".join((r.application_id, r.artifact_ref, r.corpus_id, r.surface_id))
+                "\n".join(
+                    (
+                        r.application_id,
+                        r.artifact_ref,
+                        r.corpus_id,
+                        r.surface_id,
+                        *r.memory_ref_digests,
+                    )
+                )
                 for r in receipts
             ],
         ),
