@@ -386,14 +386,18 @@ def _repeats_withheld(
             if _dense_repeat(runs, withheld, dense):
                 return True
     for query in queries:
-        asked = _words(_fold(query.query))
-        if asked == _words(_fold(query.query_summary)):
+        text = query.query
+        if len(text.split()) < _QUERY_WORDS:  # C-speed: most queries stop here or below
+            continue
+        asked = _folded_words(text)
+        if len(asked) < _QUERY_WORDS or asked[0] not in folded:
+            continue  # a repeat holds the query's first word
+        if asked == _folded_words(query.query_summary):
             continue  # the receipt publishes the summary: the same words are public
-        if len(asked) >= _QUERY_WORDS:
-            if words is None:
-                words = _words(folded)
-            if _holds_run(asked, words):
-                return True
+        if words is None:
+            words = _words(folded)
+        if _holds_run(asked, words):
+            return True
     return False
 
 
@@ -401,8 +405,14 @@ def _repeats_withheld(
 _PROPAGATE: Final = (KeyboardInterrupt, SystemExit)
 
 
+@functools.lru_cache(maxsize=256)  # a module asks the same few queries again and again
+def _folded_words(text: str) -> tuple[str, ...]:
+    return _words(_fold(text))
+
+
 def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
+    # NFKC leaves ASCII as it is: only other text pays for it.
+    return text.casefold() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
 
 
 def _dense_repeat(runs: list[str], withheld: str, dense: str) -> bool:
