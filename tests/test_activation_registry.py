@@ -371,49 +371,12 @@ def test_agents_must_be_a_sequence_not_a_string(tmp_path: Path) -> None:
         configure_goal(tmp_path / "a.json", goal_id="g", config_path="c.json", agents="agent:a")
 
 
-def test_concurrent_configure_runs_lose_no_goal(tmp_path: Path) -> None:
-    """Eight real processes, one activation file: every goal is there at the end."""
+def _configure_at_once(paths: list[Path], count: int) -> None:
+    """``count`` real ``configure --execute`` processes at once, goal ``goal-NN`` each,
+    through ``paths`` in turn; every one must exit 0."""
     import subprocess
     import sys
 
-    target = tmp_path / ".reward-memory" / "activation.json"
-    runs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "reward_memory",
-                "configure",
-                "--goal-id",
-                f"goal-{index}",
-                "--config",
-                "c.json",
-                "--agent",
-                "agent:a",
-                "--execute",
-                "--activation",
-                str(target),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        for index in range(8)
-    ]
-    assert [run.wait(timeout=60) for run in runs] == [0] * 8
-    goals = [goal.goal_id for goal in load_activation_registry(target).goals]
-    assert goals == [f"goal-{index}" for index in range(8)]
-    assert sorted(p.name for p in target.parent.iterdir()) == ["activation.json"]
-
-
-def test_configure_runs_through_a_link_and_its_target_lose_no_goal(tmp_path: Path) -> None:
-    """One file named by two paths (a symlink and the file it names) is one lock."""
-    import subprocess
-    import sys
-
-    (tmp_path / "real").mkdir()
-    (tmp_path / "proj").mkdir()
-    link = tmp_path / "proj" / "activation.json"
-    link.symlink_to(Path("..") / "real" / "activation.json")
-    paths = [tmp_path / "real" / "activation.json", link]
     runs = [
         subprocess.Popen(
             [
@@ -429,13 +392,32 @@ def test_configure_runs_through_a_link_and_its_target_lose_no_goal(tmp_path: Pat
                 "agent:a",
                 "--execute",
                 "--activation",
-                str(paths[index % 2]),
+                str(paths[index % len(paths)]),
             ],
             stdout=subprocess.DEVNULL,
         )
-        for index in range(16)
+        for index in range(count)
     ]
-    assert [run.wait(timeout=120) for run in runs] == [0] * 16
+    assert [run.wait(timeout=120) for run in runs] == [0] * count
+
+
+def test_concurrent_configure_runs_lose_no_goal(tmp_path: Path) -> None:
+    """Eight real processes, one activation file: every goal is there at the end."""
+    target = tmp_path / ".reward-memory" / "activation.json"
+    _configure_at_once([target], 8)
+    goals = [goal.goal_id for goal in load_activation_registry(target).goals]
+    assert goals == [f"goal-{index:02d}" for index in range(8)]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["activation.json"]
+
+
+def test_configure_runs_through_a_link_and_its_target_lose_no_goal(tmp_path: Path) -> None:
+    """One file named by two paths (a symlink and the file it names) is one lock."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "proj").mkdir()
+    link = tmp_path / "proj" / "activation.json"
+    link.symlink_to(Path("..") / "real" / "activation.json")
+    paths = [tmp_path / "real" / "activation.json", link]
+    _configure_at_once(paths, 16)
     goals = [goal.goal_id for goal in load_activation_registry(paths[0]).goals]
     assert goals == [f"goal-{index:02d}" for index in range(16)]
     assert link.is_symlink()
