@@ -165,9 +165,10 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     """Check one ``reward_memory_operator_control_receipt_v0``; return what the batch keeps.
 
     The pinned shape is required; any other key must be one of the receipt's own
-    (an unknown one is refused with its path), and a receipt that has them all is
-    loaded through its record, so its own invariants hold too (``completed`` only
-    with a verified readback, a failed control names why). The control counts
+    (an unknown one is refused with its path). A receipt that has them all is
+    loaded through its record, and one that carries its ``status`` keeps the
+    record's rules whatever else it leaves out (``completed`` exactly when read
+    back, reason codes exactly when it failed). The control counts
     towards readiness only when it did not fail (its ``status``, when it has one,
     is ``control_ready`` or ``completed``), its authority was verified and, if it
     performed a provider write, that write was read back.

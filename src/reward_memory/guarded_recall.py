@@ -269,7 +269,7 @@ def recall(
         _require(standing_policy, StandingPolicy, "standing_policy")
     if type(binding) is not ProviderBinding:
         _require(binding, ProviderBinding, "binding")
-    _require_provider(provider)  # untyped callers: a URL string, None, another object
+    _require_provider(provider)  # untyped callers: None, or a URL string
     moment = resolve_now(now)
     ticks = time.monotonic if clock is None else _check_clock(clock)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
