@@ -187,8 +187,12 @@ def _replaced(target: Path) -> Path:
     link and its target) serialise on one lock."""
     try:
         if target.is_symlink():
-            return target.resolve(strict=False)
+            try:
+                return target.resolve(strict=True)
+            except FileNotFoundError:  # a dangling link: the file it names is written
+                return target.resolve(strict=False)
     except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long
+        # (Python 3.13 resolves a loop without raising unless strict: hence strict first.)
         raise InputError("the activation file cannot be written", code="file_unwritable") from None
     return target
 
