@@ -155,12 +155,6 @@ def _open_gate_holds(evaluation: Any) -> bool:
     return bool(evaluation.status == "passed" and evaluation.release_gate.status == _GATE_READY)
 
 
-def _under(exc: RecordValidationError, path: str) -> RecordValidationError:
-    clone = exc.under("$")
-    clone.path = path + (exc.path[1:] if exc.path.startswith("$") else exc.path)
-    return clone
-
-
 def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     """Check one ``reward_memory_operator_control_receipt_v0``; return what the batch keeps.
 
@@ -189,7 +183,7 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
         try:
             load_plain(dict(data), OperatorControlReceipt)
         except RecordValidationError as exc:
-            raise _under(exc, path) from None
+            raise exc.rooted_at(path) from None
     for key in _CONTROL_TOKENS:
         check_token(data[key], f"{path}.{key}")
     check_corpus_id(data["corpus_id"], f"{path}.corpus_id")
@@ -277,7 +271,7 @@ def _receipt(value: Any, path: str) -> DogfoodReceipt:
     try:
         return load_plain(dict(value), DogfoodReceipt)
     except RecordValidationError as exc:
-        raise _under(exc, path) from None
+        raise exc.rooted_at(path) from None
 
 
 def _bounded(values: Any, limit: int, minimum: int, path: str) -> Sequence[Any]:

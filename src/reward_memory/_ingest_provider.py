@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 
-from reward_memory._operator_provider import closed_key, locate
+from reward_memory._operator_provider import closed_key, locate, plain_status
 from reward_memory.grammars import format_utc
 from reward_memory.records import _memo as m
 from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt
@@ -153,9 +153,7 @@ def execute_steps(
         )
     try:
         ref, status = _write_outcome(written)
-        if isinstance(status, str) and type(status) is not str:
-            # A str subclass (an enum.StrEnum status): its characters, as a plain str.
-            status = str.__getitem__(status, slice(None))
+        status = plain_status(status)  # an enum.StrEnum status as its plain value
     except Exception:  # noqa: BLE001 - not a write result
         ref, status = None, None
     # Exact types first: a status of another type may compare or hash as it likes.

@@ -35,6 +35,7 @@ __all__ = [
     "execute_control",
     "locate",
     "locate_query",
+    "plain_status",
 ]
 
 CLOSED_SCHEMA: Final = "reward_memory_record_closed_v0"
@@ -265,7 +266,7 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
     try:
         result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
         control_ref: Any = result.ref
-        write_status: Any = _plain_status(result.status)  # a third party's: checked below
+        write_status: Any = plain_status(result.status)  # a third party's: checked below
     except Exception:  # noqa: BLE001
         return Outcome(
             status="provider_unavailable", reasons=("provider_write_failed",), calls=calls
@@ -380,7 +381,7 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
     )
 
 
-def _plain_status(status: object) -> object:
+def plain_status(status: object) -> object:
     """A write status that is a ``str`` subclass (an ``enum.StrEnum``) as its plain value."""
     if isinstance(status, str) and type(status) is not str:
         return str.__getitem__(status, slice(None))
@@ -568,7 +569,7 @@ def _close_slot(
             calls += 1
             result = provider.write(scope=scope, key=key, content=content, timeout=timeout)
             ref: Any = result.ref
-            status: Any = _plain_status(result.status)  # a third party's: checked below
+            status: Any = plain_status(result.status)  # a third party's: checked below
             if type(ref) is not str or type(status) is not str:
                 return _Slot(reason="provider_answer_malformed", deleted=deleted, calls=calls)
             if status in ("created", "unchanged"):

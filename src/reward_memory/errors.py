@@ -124,6 +124,12 @@ class RecordValidationError(RewardMemoryError, ValueError):
         clone.path = base + suffix
         return clone
 
+    def rooted_at(self, root: str) -> RecordValidationError:
+        """Return a copy whose ``$`` is ``root`` (an argument's name, a file's field)."""
+        clone = self.under("$")
+        clone.path = root + (self.path[1:] if self.path.startswith("$") else f".{self.path}")
+        return clone
+
 
 class UnsafeTextError(RecordValidationError):
     """Text that is over-long, has a credential or local-path shape (``unsafe_text``),

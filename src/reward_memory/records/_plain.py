@@ -278,9 +278,7 @@ def as_record(value: object, cls: type[T], *, what: str, path: str = "$") -> T:
         except RecordValidationError as exc:
             # Named under the argument it came in (``checkpoint.verified``), so a bad
             # checkpoint is not mistaken for the proposal's field of the same name.
-            clone = exc.under("$")
-            clone.path = path + (exc.path[1:] if exc.path.startswith("$") else f".{exc.path}")
-            raise clone from None
+            raise exc.rooted_at(path) from None
     version = attrs.fields_dict(cast("type[Any]", cls))["schema_version"].default
     raise RecordValidationError(
         f"{what} is a {cls.__name__} or a {version} object", path=path, code="wrong_type"
