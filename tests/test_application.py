@@ -707,6 +707,12 @@ _CJK = "审查摘要必须少于四十个字并且总是引用对应的工单编
             _fullwidth("keep fixes scoped to the"),
         ),  # fullwidth
         ("禁止变基", "规则:禁止变基。"),  # a short CJK summary, whole
+        (
+            "Keep fixes scoped to the module",
+            "k\u200beep fi\u00adxes sco\u200dped to the",
+        ),  # invisible characters put in
+        (_CJK, "\u200b".join(_CJK[:12])),  # a zero-width space between CJK letters
+        ("Always cite the café ticket number", "always cite the cafe\u0301 ticket"),  # NFD
     ],
 )
 def test_a_repeat_of_withheld_text_in_any_script_fails_open(

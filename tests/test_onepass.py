@@ -585,3 +585,20 @@ def test_a_class_gets_its_builder_from_its_second_record_on() -> None:
     with pytest.raises(RecordValidationError) as caught:
         from_plain(Note, {**data, "note_ref": "not a token"})
     assert caught.value.path == "$.note_ref"
+
+
+@pytest.mark.parametrize(
+    ("summary", "code"),
+    [
+        ("Keep it short: ghp_\u200ba1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "unsafe_text"),
+        ("\u200b\u200d", "empty_text"),
+    ],
+)
+def test_load_stored_reads_invisible_characters_as_the_constructor_does(
+    summary: str, code: str
+) -> None:
+    data = to_plain(active_record(13))
+    data["content_summary"] = summary
+    with pytest.raises(RecordValidationError) as caught:
+        load_stored(json.dumps(data))
+    assert (caught.value.path, caught.value.code) == ("$.content_summary", code)

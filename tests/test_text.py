@@ -25,6 +25,7 @@ from reward_memory.text import (
     compact_text,
     find_unsafe,
     has_unsafe_character,
+    has_visible,
     prefilter_stops,
     require_safe,
 )
@@ -540,7 +541,7 @@ def test_compact_text_never_truncates_and_is_idempotent(value: str, limit: int) 
     collapsed = " ".join(value.split())
     if _UNSAFE_CHARACTER.search(value):
         expected = "unsafe_character"
-    elif not collapsed:
+    elif not collapsed or not has_visible(collapsed):  # invisible characters only
         expected = "empty_text"
     elif len(collapsed) > limit:
         expected = "text_too_long"
@@ -667,3 +668,71 @@ def test_the_original_ct_credential_rules_are_refused(value: str) -> None:
 @pytest.mark.parametrize("value", ["Token = ${VAULT_VALUE}", "token: see docs", "sk-learn"])
 def test_placeholders_and_prose_near_those_rules_stay_public_safe(value: str) -> None:
     assert find_unsafe(value) is None
+
+
+# Invisible characters inside a shape: the scan reads what a reader sees.
+_KEY = "ghp_" + ALNUM36
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("ghp_\u200b" + ALNUM36, "credential"),  # zero-width space
+        ("gh\u00adp_" + ALNUM36, "credential"),  # soft hyphen
+        ("ghp_" + ALNUM36[:10] + "\u2060" + ALNUM36[10:], "credential"),  # word joiner
+        ("ghp_" + ALNUM36[:10] + "\ufe0f" + ALNUM36[10:], "credential"),  # variation selector
+        ("g\u0301hp_" + ALNUM36, "credential"),  # a combining accent
+        ("\u202eghp_" + ALNUM36, "credential"),  # a bidi override
+        (
+            "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1dhunter2hunter2",
+            "credential",
+        ),  # fullwidth letters and sign
+        ("AKIA\u200dIOSFODNN7EXAMPLE", "credential"),
+        ("/ho\u200bme/alice/.ssh/id_rsa", "local_path"),
+        ("see \uff0fhome\uff0falice\uff0fnotes", "local_path"),
+    ],
+)
+def test_invisible_or_compatibility_characters_do_not_hide_a_shape(value: str, kind: str) -> None:
+    assert find_unsafe(value) == kind
+    with pytest.raises(UnsafeTextError):
+        compact_text(value, limit=500)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "日本語のテキストは安全です",
+        "café au lait, naïve façade",
+        "a family emoji 👨\u200d👩\u200d👧 and a flag 🏳\ufe0f\u200d🌈",
+        "한국어 문장입니다",
+        "मानक हिन्दी",
+    ],
+)
+def test_ordinary_non_ascii_text_stays_public_safe(value: str) -> None:
+    assert find_unsafe(value) is None
+    assert compact_text(value, limit=500) == value
+
+
+@pytest.mark.parametrize("value", ["\u200b", "\u200b \u200d", "\ufeff\u00ad", "\u3164"])
+def test_text_of_invisible_characters_only_is_empty(value: str) -> None:
+    with pytest.raises(UnsafeTextError) as caught:
+        compact_text(value, limit=500, path="$.summary")
+    assert (caught.value.code, caught.value.path) == ("empty_text", "$.summary")
+
+
+def test_every_format_character_is_invisible_to_the_scan() -> None:
+    import unicodedata
+
+    from reward_memory.text import _INVISIBLE
+
+    missing = [
+        hex(code)
+        for code in range(0x110000)
+        if unicodedata.category(chr(code)) == "Cf" and _INVISIBLE.fullmatch(chr(code)) is None
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("value", ["\u00a8", "\u00b4", "\u02dc tilde", "\u0301x"])
+def test_a_spacing_accent_is_text_a_reader_sees(value: str) -> None:
+    assert compact_text(value, limit=50) == value

@@ -73,6 +73,7 @@ from reward_memory.records.application import (
     trusted_result,
 )
 from reward_memory.records.recall import RecallPacket
+from reward_memory.text import shown
 
 __all__ = [
     "BASE_NOT_COPYABLE",
@@ -352,7 +353,8 @@ def _repeats_withheld(
     text of a query (the receipt says ``exact_query_exposed: false``). The receipt is
     public: the model writes its summary, the library keeps it public-safe.
 
-    A repeat is read after NFKC and case folding (fullwidth letters are letters), as
+    A repeat is read after NFKC and case folding (fullwidth letters are letters; invisible
+    characters and accents aside, as the secret scan reads text), as
     words, not as one exact string: any run of :data:`_REPEAT_WORDS` consecutive words
     of the withheld summary (punctuation aside), or all of it when it is shorter (from
     :data:`_REPEAT_FLOOR` words), found as consecutive words of the reasoning; and, for
@@ -411,8 +413,12 @@ def _folded_words(text: str) -> tuple[str, ...]:
 
 
 def _fold(text: str) -> str:
-    # NFKC leaves ASCII as it is: only other text pays for it.
-    return text.casefold() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+    # NFKC leaves ASCII as it is: only other text pays for it. Other text is read as the
+    # secret scan reads it (text.shown: without invisible characters and accents), then
+    # composed again (NFKC), so a zero-width space or a combining accent splits no word.
+    if text.isascii():
+        return text.casefold()
+    return unicodedata.normalize("NFKC", shown(text)).casefold()
 
 
 def _dense_repeat(runs: list[str], withheld: str, dense: str) -> bool:

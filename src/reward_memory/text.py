@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from typing import Final, Literal, NoReturn
 
 # The shapes themselves (named secret assignments, vendor tokens, URL credentials,
@@ -46,9 +47,11 @@ __all__ = [
     "compact_text",
     "find_unsafe",
     "has_unsafe_character",
+    "has_visible",
     "prefilter_stops",
     "require_safe",
     "require_safe_characters",
+    "shown",
 ]
 
 UnsafeKind = Literal["credential", "local_path", "unsafe_character"]
@@ -306,7 +309,42 @@ def find_unsafe(value: str) -> UnsafeKind | None:
     return _find_shape(value)
 
 
+# Characters a reader does not see, which would split a shape so that the scan
+# misses it (``ghp_\u200b...``, ``/ho\u00adme/``): the format characters (Unicode
+# category Cf: zero-width, soft hyphen, bidi controls, tags), variation selectors,
+# the combining-mark blocks and the Hangul fillers. The scan reads a non-ASCII
+# value with these removed after NFKD (fullwidth and other compatibility letters
+# become the ASCII ones, accents come apart), so it sees what a reader sees.
+# ``tests/test_text.py`` holds the Cf part to ``unicodedata``.
+_INVISIBLE: Final = re.compile(
+    "[\u00ad\u0300-\u036f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u1ab0-\u1aff\u1dc0-\u1dff"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u20d0-\u20ff\u3164"
+    "\ufe00-\ufe0f\ufe20-\ufe2f\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
+)
+
+
+def shown(value: str) -> str:
+    """``value`` as the scan reads it: the value itself when ASCII; otherwise its NFKD
+    form without the invisible characters (``_INVISIBLE``)."""
+    if value.isascii():
+        return value
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKD", value))
+
+
+def has_visible(value: str) -> bool:
+    """Whether ``value`` holds a character a reader sees: anything but whitespace and the
+    invisible characters (``_INVISIBLE``; a spacing accent such as ``¨`` is seen)."""
+    if value.isascii():
+        return not value.isspace() and bool(value)
+    return bool(_INVISIBLE.sub("", value).split())
+
+
 def _find_shape(value: str) -> UnsafeKind | None:
+    if not value.isascii():
+        value = shown(value)
     if (
         _trigger().search(value) is None
         if len(value) < _ANCHOR_BY_ANCHOR
@@ -386,7 +424,8 @@ def compact_text(value: object, *, limit: int, path: str = "$", label: str = "te
     # whitespace and would silently turn them into spaces.
     require_safe_characters(value, path=path, label=label)
     text = " ".join(value.split())
-    if not text:
+    if not text or not has_visible(text):
+        # Nothing a reader would see (only zero-width or other invisible characters).
         raise UnsafeTextError(f"{label} must not be empty", path=path, code="empty_text")
     if len(text) > limit:
         raise UnsafeTextError(

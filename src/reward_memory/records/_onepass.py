@@ -41,7 +41,13 @@ import attrs
 
 from reward_memory.grammars import CORPUS_ID, SURFACE_ID, TOKEN, _normalized
 from reward_memory.records._fields import KIND
-from reward_memory.text import _find_shape, has_unsafe_character, prefilter_stops
+from reward_memory.text import (
+    _find_shape,
+    has_unsafe_character,
+    has_visible,
+    prefilter_stops,
+    shown,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,6 +85,10 @@ def all_safe(strings: list[str]) -> bool:
     joined = "\n".join(fresh)
     if has_unsafe_character(joined):
         return False
+    if not joined.isascii():  # free text: the scan reads what a reader sees (text.shown)
+        if not all(has_visible(value) for value in fresh):
+            return False  # invisible characters only: compact_text refuses it as empty
+        joined = "\n".join([shown(value) for value in fresh])
     if prefilter_stops(joined) and not all(_find_shape(value) is None for value in fresh):
         return False
     if len(known) + len(fresh) > _SAFE_SIZE:
