@@ -186,10 +186,11 @@ def test_an_unreachable_provider_fails_open(
         "--binding",
         bound,
     )
-    # An empty store: nothing to delete, the revocation record written and read back.
+    # An empty store holds nothing of the record: no control to complete (it used to
+    # say completed, and its revocation record closed a record that was never there).
     assert code == 0
-    assert packet["status"] == "completed"
-    assert packet["receipt"]["deleted_count"] == 0
+    assert (packet["status"], packet["reason_codes"]) == ("lineage_conflict", ["record_not_found"])
+    assert packet["receipt"]["readback_verified"] is False
     code, packet = _cli(
         capsys,
         "operator-control",
@@ -307,3 +308,29 @@ def test_the_original_input_needs_its_flags_and_never_writes(
     given = _original(tmp_path, capsys, "retire")
     code, packet = _cli(capsys, "operator-control", "--input", given, "--action", "retire", *extra)
     assert (code, packet["field_path"]) == (2, path)
+
+
+def test_an_edit_given_the_store_reads_the_record_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the library does: an edit of a purged record makes no replacement (it would
+    carry the closed record's text back)."""
+    db = tmp_path / "memory.db"
+    provider = SQLiteProvider(path=db)
+    record = stored_record(provider, ingest_soft(provider))
+    provider.close()
+    url, bound = f"sqlite://{db}", _write(tmp_path / "binding.json", to_plain(binding("sqlite")))
+    purge = _write(tmp_path / "p.json", to_plain(request(record, "purge", provider_id="sqlite")))
+    code, packet = _cli(
+        capsys, "operator-control", "--input", purge, "--action", "purge", "--execute",
+        "--provider", url, "--binding", bound,
+    )  # fmt: skip
+    assert (code, packet["status"]) == (0, "completed")
+    edit = _write(tmp_path / "e.json", to_plain(request(record, "edit", provider_id="sqlite")))
+    code, packet = _cli(
+        capsys, "operator-control", "--input", edit, "--action", "edit",
+        "--provider", url, "--binding", bound,
+    )  # fmt: skip
+    assert code == 0
+    assert (packet["status"], packet["reason_codes"]) == ("lineage_conflict", ["record_purged"])
+    assert packet["provider_call_count"] > 0

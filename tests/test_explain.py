@@ -339,6 +339,49 @@ def test_a_half_done_control_leaves_the_record_verified_not_closed(action: str) 
     assert (active.status, active.reason_code) == ("verified", "closing_control_incomplete")
 
 
+class _NoDeleteOver:
+    """Fault injection: the same store, but its deletes fail (a purge stops half-way)."""
+
+    def __init__(self, inner: InMemoryProvider) -> None:
+        self._inner = inner
+        self.provider_id, self.spi_version = inner.provider_id, inner.spi_version
+
+    def delete(self, **kwargs: Any) -> Any:
+        from reward_memory.errors import ProviderUnavailable
+
+        raise ProviderUnavailable("delete refused")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_a_retired_copy_left_beside_a_tombstone_is_never_purged() -> None:
+    """A retired record whose purge stopped half-way: the tombstone is there, and so is
+    the retired copy with the content. Explain says retired (content still there), and
+    the purge is not in effect."""
+    provider = InMemoryProvider()
+    receipt = ingest_soft(provider)
+    record = stored_record(provider, receipt)
+    retired = operator_control(
+        request(record, "retire"), provider=provider, binding=binding(), execute=True, now=NOW
+    )
+    assert retired.status == "completed"
+    purge = operator_control(
+        request(record, "purge"),
+        provider=_NoDeleteOver(provider),  # type: ignore[arg-type]
+        binding=binding(),
+        execute=True,
+        now=NOW,
+    )
+    assert purge.status == "partial"
+    explanation = explain(receipt, provider=provider, bindings=[binding()])
+    (active,) = [link for link in explanation.links if link.stage == "active_record"]
+    assert (active.status, active.reason_code) == ("retired", "closing_control_incomplete")
+    assert purge.receipt is not None
+    control = explain(purge.receipt, provider=provider, bindings=[binding()]).links[-1]
+    assert control.status != "verified"
+
+
 def test_a_forged_completed_control_is_not_verified(provider: Any) -> None:
     """A dry-run revoke receipt edited to say completed: the provider shows the record
     live, so the control is not in effect; with no provider it is not checked at all."""

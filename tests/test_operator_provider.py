@@ -442,3 +442,64 @@ def _writes(provider: Any) -> int:
         return provider.call_count("write")
     scope = binding(provider.provider_id).provider_scope
     return provider.inventory(scope=scope).record_count
+
+
+# -- the control acts on what the store holds ------------------------------------------------
+
+
+def test_a_retire_never_writes_the_requests_own_copy(provider: Any) -> None:
+    """A retire-only checkpoint must not replace what the corpus says: a request whose
+    record was rewritten (its activation ref recomputed to match) is refused, and the
+    stored record stays as it was, live."""
+    import attrs
+
+    from reward_memory.activation import activation_ref_of
+
+    record = _stored(provider)
+    pending = attrs.evolve(
+        record, activation_ref="activation:pending", content_summary="Rewritten by the board."
+    )
+    forged = attrs.evolve(pending, activation_ref=activation_ref_of(pending))
+    control = _run(provider, forged, "retire")
+    assert (control.status, control.reason_codes) == (
+        "lineage_conflict",
+        ("record_content_mismatch",),
+    )
+    scope = binding(provider.provider_id).provider_scope
+    assert provider.search(scope=scope, query="Rewritten board", limit=10).hits == ()
+    assert all(SUMMARY in content for content in _everything(provider, record, forgotten=False))
+    assert recall_soft(provider).packet.result_count == 1
+    # The stored record itself still retires.
+    assert _run(provider, record, "retire").status == "completed"
+
+
+@pytest.mark.parametrize("action", ["retire", "revoke", "purge"])
+def test_a_control_of_a_record_the_store_does_not_hold_is_not_completed(
+    provider: Any, action: str
+) -> None:
+    elsewhere = InMemoryProvider()
+    record = _stored(elsewhere)  # another store holds it
+    control = _run(provider, record, action)
+    assert (control.status, control.reason_codes) == ("lineage_conflict", ("record_not_found",))
+    assert control.receipt.readback_verified is False
+    # Only the content-free closed marker is written: no control record, no copy.
+    assert provider.inventory(scope=binding(provider.provider_id).provider_scope).record_count == 1
+
+
+def test_a_provider_other_than_the_bindings_is_refused_before_any_call(tmp_path: Path) -> None:
+    memory = InMemoryProvider()
+    record = _stored(memory)
+    with SQLiteProvider(path=tmp_path / "m.db") as sqlite:
+        control = operator_control(
+            request(record, "revoke", provider_id="memory"),
+            provider=sqlite,
+            binding=binding("memory"),
+            execute=True,
+            now=NOW,
+        )
+    assert (control.status, control.reason_codes) == (
+        "guard_blocked",
+        ("provider_binding_provider_mismatch",),
+    )
+    assert control.provider_call_count == 0
+    assert recall_soft(memory).packet.result_count == 1

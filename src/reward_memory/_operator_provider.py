@@ -240,6 +240,7 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
             write_performed=closed_created,
             calls=exc.calls + 1,
         )
+    searched_empty = calls == 1  # the search had no hit (no read followed it)
     calls += 1  # the marker
     # The lineage only narrows: nothing comes back after a purge, and a revoked
     # record is not retired back into the store (its content would return).
@@ -255,6 +256,19 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
         return Outcome(
             status="lineage_conflict",
             reasons=("record_revoked",),
+            write_performed=closed_created,
+            calls=calls,
+        )
+    # Only a record the store holds is controlled: nothing of it there is no control to
+    # complete (a typo'd store, another provider), and a retire writes the stored record,
+    # retired -- never the request's copy, whose content could say anything. The marker
+    # stays (content-free): another control may have closed the record meanwhile, and
+    # taking it back could reopen a purged record for ingest.
+    refused = _not_held(action, located, record, written, searched_empty=searched_empty)
+    if refused is not None:
+        return Outcome(
+            status="lineage_conflict",
+            reasons=(refused,),
             write_performed=closed_created,
             calls=calls,
         )
@@ -379,6 +393,34 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
         timeout,
         Outcome(status="completed", write_performed=performed, deleted=deleted, calls=calls),
     )
+
+
+def _not_held(
+    action: str, located: list[Located], record: ActiveRecord, written: Any, *, searched_empty: bool
+) -> str | None:
+    """Why the store does not hold what the control names (a reason code), or None.
+
+    ``searched_empty``: the locate search had no hit at all (one call). A hit that did
+    not read back (a lagging index, a corrupt read) may still be the record: a revoke or
+    a purge goes on and its readback decides; a retire needs the stored copy itself.
+    """
+    if action != "retire":
+        # Revoke and purge name the record by its ref: any copy of it will do.
+        return "record_not_found" if searched_empty and not located else None
+    copies = [item for item in located if item.kind == "record"]
+    if any(_reads_as(item.content, (record, written)) for item in copies):
+        return None
+    return "record_content_mismatch" if copies else "record_not_found"
+
+
+def _reads_as(content: str, records: tuple[Any, ...]) -> bool:
+    from reward_memory.errors import RecordValidationError  # noqa: PLC0415
+    from reward_memory.records.active import load_stored  # noqa: PLC0415
+
+    try:
+        return load_stored(content) in records
+    except RecordValidationError:
+        return False
 
 
 def plain_status(status: object) -> object:

@@ -271,7 +271,8 @@ def _status_of(located: list[Any]) -> tuple[LinkStatus, str | None, ActiveRecord
     """The record's state as the provider shows it: (status, reason, the live record).
 
     A live copy wins over a tombstone or a revocation record: a control that stopped
-    half-way (``partial``) left the record recallable, and that is what it is.
+    half-way (``partial``) left the record recallable, and that is what it is. So does
+    any other copy (retired): its content is still there (``closing_control_incomplete``).
     """
     from reward_memory._recall.readback import parse  # noqa: PLC0415
 
@@ -288,6 +289,14 @@ def _status_of(located: list[Any]) -> tuple[LinkStatus, str | None, ActiveRecord
         found = record if isinstance(record, ActiveRecord) else None
         closing = "closing_control_incomplete" if kinds & {"purged", "revoked"} else None
         return "verified", closing, found
+    if states and kinds & {"purged", "revoked"}:
+        # A complete revoke or purge deletes every copy of the record: a copy that still
+        # reads back beside its tombstone (a retired copy a half-done purge left) holds the
+        # content, so the record is what that copy is, never gone.
+        copy: LinkStatus = (
+            "retired" if any(state == "retired" for state, _ in states) else "inactive"
+        )
+        return copy, "closing_control_incomplete", None
     if "purged" in kinds:
         return "purged", None, None
     if "revoked" in kinds:

@@ -341,6 +341,14 @@ def operator_control(
 
         assert binding is not None
         codes.update(binding_reasons(binding, control.corpus))
+    # The provider object is the store the binding names (another provider would answer
+    # for records it does not hold).
+    if (
+        provider is not None
+        and binding is not None
+        and getattr(provider, "provider_id", None) != binding.provider_id
+    ):
+        codes.add("provider_binding_provider_mismatch")
     if codes:
         return _blocked(control, codes)
     decision = None

@@ -11,7 +11,9 @@ FILE`` (one ``ProviderBinding`` object: where the corpus lives; checked against
 the corpus declaration as recall checks it, so a binding for another scope is
 ``guard_blocked``). A dry run (the default) makes zero provider calls and
 prints ``control_ready``; an edit never writes (its replacement candidate goes
-to review). Prints the ``reward_memory_operator_control_v0`` packet: a refused
+to review; given ``--provider`` and ``--binding`` it reads the record first, and
+one already purged, revoked or retired is a ``lineage_conflict``). Prints the
+``reward_memory_operator_control_v0`` packet: a refused
 checkpoint is ``guard_blocked`` with reason codes (exit 0); a provider that fails
 is a status (exit 0, retry with the same input); bad input is an error packet
 (exit 2). No path or scope ref is printed.
@@ -194,7 +196,10 @@ def run(args: argparse.Namespace) -> Outcome:
             raise _bad("--binding holds one provider binding", "--binding", "invalid_value")
         binding = found[0]
     provider = None
-    if writes:
+    # An edit given the store looks at the record first (reads only): one already
+    # purged, revoked or retired gets no replacement (the library's rule).
+    looks = args.action == "edit" and args.provider is not None and binding is not None
+    if writes or looks:
         from reward_memory.cli._recall import _open
 
         provider = _open(args.provider)

@@ -20,7 +20,8 @@ A link is ``verified`` against the provider only when the record reads back as
 the receipt names it (its activation ref and review ref too): a receipt edited
 to name another activation is ``missing`` (``receipt_disagrees_with_record``).
 A live copy wins over a tombstone (``closing_control_incomplete``: a control that
-stopped half-way left it recallable); a live record that another live record
+stopped half-way left it recallable), and so does a retired copy (``retired``, same
+reason: its content is still there); a live record that another live record
 supersedes is ``inactive`` (``superseded``). An operator control is ``verified``
 only when the provider shows the record in the state it leaves (revoked, purged,
 retired), else ``missing`` (``control_not_in_effect``); a recall only when every

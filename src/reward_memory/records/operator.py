@@ -119,6 +119,8 @@ OPERATOR_REASON_CODES: Final[tuple[str, ...]] = (
     "control_record_readback_unverified",
     "record_still_readable",
     "record_locate_incomplete",
+    "record_not_found",
+    "record_content_mismatch",
 )
 _CODES: Final = frozenset(OPERATOR_REASON_CODES)
 
