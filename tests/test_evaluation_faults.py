@@ -8,6 +8,7 @@ that each gated count is measured and holds the gate.
 
 from __future__ import annotations
 
+import json
 import types
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +17,7 @@ import attrs
 import pytest
 
 from _spi_only import SpiOnly
+from reward_memory import wire
 from reward_memory.evaluation import application_cases, cases, context, evaluate
 from reward_memory.evaluation.fixture import FixtureModel
 from reward_memory.providers.spi import ProviderScope
@@ -140,16 +142,54 @@ class _ScopeBlind(_NoRestart):
         return self
 
 
-def test_a_scope_blind_store_still_leaks_nothing_across_corpora() -> None:
-    """Defence in depth: the core's item filter keeps another corpus's record out, even when
-    the provider returns it; and a provider restart that is no restart is caught."""
+def test_a_scope_blind_store_fails_isolation_though_the_core_leaks_nothing() -> None:
+    """The isolation case asks the store itself: one that serves every scope fails it. And
+    defence in depth: the core's item filter still keeps another corpus's record out (no
+    false application); a provider restart that is no restart is caught."""
     result = evaluate(provider=_ScopeBlind(), now=NOW)
     by_id = {case.case_id: case for case in result.cases}
-    assert by_id["project_module_scope_isolation"].passed
-    assert by_id["project_module_scope_isolation"].false_application_count == 0
+    isolation = by_id["project_module_scope_isolation"]
+    assert isolation.failed_assertions == ("store_keeps_sibling_and_namespace_apart",)
+    assert isolation.false_application_count == 0
+    assert "case_failed:project_module_scope_isolation" in result.release_gate.reason_codes
     assert by_id["compact_restart_survival"].failed_assertions == (
         "restarted_on_a_new_provider_object",
     )
+
+
+class _PrefixLeak(_NoRestart):
+    """A store whose search and read also serve a scope whose ref the asked one extends
+    (``.../policies-sibling`` sees ``.../policies``): the classic prefix-match leak."""
+
+    def _widened(self, kwargs: dict[str, Any], call: Any) -> Any:
+        asked = kwargs["scope"]
+        answer = call(**kwargs)
+        if getattr(answer, "hits", None) or getattr(answer, "found", None):
+            return answer
+        for cut in range(len(asked.scope_ref) - 1, 0, -1):
+            shorter = ProviderScope(namespace=asked.namespace, scope_ref=asked.scope_ref[:cut])
+            other = call(**{**kwargs, "scope": shorter})
+            if getattr(other, "hits", None) or getattr(other, "found", None):
+                return other
+        return answer
+
+    def search(self, **kwargs: Any) -> Any:
+        return self._widened(kwargs, self._inner.search)
+
+    def read(self, **kwargs: Any) -> Any:
+        return self._widened(kwargs, self._inner.read)
+
+    def handover(self) -> _PrefixLeak:
+        return self
+
+
+def test_a_store_that_leaks_into_a_sibling_scope_holds_the_gate() -> None:
+    result = evaluate(provider=_PrefixLeak(), now=NOW)
+    by_id = {case.case_id: case for case in result.cases}
+    isolation = by_id["project_module_scope_isolation"]
+    assert "store_keeps_sibling_and_namespace_apart" in isolation.failed_assertions
+    assert isolation.evidence["store_leaked_hit_count"] > 0
+    assert result.release_gate.status == "hold"
 
 
 # -- fault injection in the core: each gated count is measured ------------------------------
@@ -272,6 +312,28 @@ def test_a_provider_without_a_usable_id_is_reported_as_unknown() -> None:
     weird = _NoRestart()
     weird.provider_id = "/home/alice/provider"  # type: ignore[misc]
     assert evaluate(provider=weird, now=NOW).provider_id == "unknown_provider"
+    for unsafe in ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "x:/home/alice/db"):
+        weird.provider_id = unsafe  # type: ignore[misc]
+        assert evaluate(provider=weird, now=NOW).provider_id == "unknown_provider"
+
+
+_SECRET_NAMED: Any = type("ghp_abcdefghijklmnopqrstuvwxyz0123456789", (Exception,), {})
+
+
+class _RaisesASecretNamedError(_NoRestart):
+    def write(self, **kwargs: Any) -> Any:
+        if "lifecycle" in kwargs["scope"].scope_ref:
+            raise _SECRET_NAMED("boom")
+        return self._inner.write(**kwargs)
+
+
+def test_an_exception_whose_class_name_is_unsafe_is_withheld() -> None:
+    """'Never raises for anything the provider does': the class name is not published."""
+    result = evaluate(provider=_RaisesASecretNamedError(), now=NOW)
+    kinds = {case.failure_kind for case in result.cases if not case.passed}
+    assert "exception" in kinds
+    assert "ghp_" not in json.dumps(wire.dump(result))
+    assert result.release_gate.status == "hold"
 
 
 class _DeletesNothing(_NoRestart):

@@ -229,3 +229,49 @@ def test_the_schema_refuses_what_the_records_refuse(passed: Evaluation) -> None:
     plain["runner"] = "surrogate"
     with pytest.raises(RecordValidationError):
         schemas.validate(plain)
+
+
+def _edited(passed: Evaluation, edit: Any) -> dict[str, Any]:
+    plain: dict[str, Any] = json.loads(json.dumps(wire.dump(passed)))
+    edit(plain)
+    return plain
+
+
+def _writes_hidden(plain: dict[str, Any]) -> None:
+    # The probe's forgery: a case wrote, the sums and the flags say so, the fixture failed,
+    # and the gate still says ready.
+    plain["cases"][1]["provider_write_count"] = 3
+    plain["metrics"]["provider_write_count"] = 3
+    plain["dimensions"]["performance_and_cost"]["provider_write_count"] = 3
+    plain["boundaries"]["provider_writes_performed"] = True
+    plain["fixture"]["cleaned_up"] = False
+
+
+@pytest.mark.parametrize(
+    ("edit", "path"),
+    [
+        (_writes_hidden, "$.release_gate.reason_codes"),
+        (lambda p: p["cases"][1].update(provider_write_count=3), "$.metrics.provider_write_count"),
+        (lambda p: p["metrics"].update(model_tokens=7), "$.metrics.model_tokens"),
+        (lambda p: p["cases"].reverse(), "$.cases"),
+        (lambda p: p["dimensions"]["user_experience"].update(user_gate_count=1), "$.dimensions"),
+        (
+            lambda p: p["boundaries"].update(provider_writes_performed=True),
+            "$.boundaries.provider_writes_performed",
+        ),
+        (lambda p: p["fixture"].update(provider_failure_count=4), "$.release_gate.reason_codes"),
+    ],
+)
+def test_an_evaluation_whose_figures_disagree_with_its_cases_does_not_load(
+    passed: Evaluation, edit: Any, path: str
+) -> None:
+    """DESIGN §4: a recorded verdict that disagrees with the re-derived one blocks; the
+    dogfood gate reads the evaluation through this record, so it cannot be forged open."""
+    from reward_memory._dogfood_batch import _open_gate_holds
+
+    assert _open_gate_holds(_edited(passed, lambda p: None))
+    plain = _edited(passed, edit)
+    with pytest.raises(RecordValidationError) as caught:
+        wire.load(plain)
+    assert caught.value.path == path
+    assert not _open_gate_holds(plain)

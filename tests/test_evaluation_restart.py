@@ -128,3 +128,21 @@ def test_the_counting_proxy_counts_a_failing_read_key() -> None:
     with pytest.raises(ProviderUnavailable):
         proxy.read_key(scope=SCOPE, key="a.json")
     assert proxy.meters["fixture"].failures == 1
+
+
+def test_a_callers_own_memory_provider_keeps_its_store_after_the_restart() -> None:
+    """The restart case hands the store to a new object; the caller's object must get it
+    back (the probe lost every document of the caller's own namespace)."""
+    from reward_memory.evaluation import evaluate
+    from reward_memory.providers.spi import ProviderScope
+    from reward_memory.testing import InMemoryProvider
+
+    provider = InMemoryProvider()
+    scope = ProviderScope(namespace="myapp", scope_ref="repository:mine/policies")
+    written = provider.write(scope=scope, key="k1", content="mine", timeout=5)
+    result = evaluate(provider=provider)
+    assert result.release_gate.status == "ready_for_bounded_dogfood"
+    assert result.fixture.restart_count == 1
+    read = provider.read(scope=scope, ref=written.ref, timeout=5)
+    assert (read.found, read.content) == (True, "mine")
+    assert provider.inventory(scope=scope).record_count == 1

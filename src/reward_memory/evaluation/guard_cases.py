@@ -56,6 +56,7 @@ def project_module_scope_isolation(ctx: Context) -> Check:
         checkpoint=fx.SIBLING_CHECKPOINT,
         binding=f.sibling_binding,
     ).packet
+    home, leaked = _store_isolation(ctx)
     shared, foreign = _shared_scope(ctx)
     expected_reads = len(lifecycle_seeds(ctx.fixture.observed_at).foreign)
     check.that(
@@ -71,6 +72,11 @@ def project_module_scope_isolation(ctx: Context) -> Check:
     check.that("workspace_scope_mismatch", "workspace_scope_mismatch" in workspace.reason_codes)
     check.that("blocked_requests_made_no_provider_call", blocked_calls == 0)
     check.that("sibling_scope_sees_nothing", sibling.status == "empty" and not sibling.results)
+    # The store itself keeps them apart, not only the item filter: a search in the sibling
+    # scope, or in another namespace under the same scope ref, finds none of the records
+    # the same search finds at home (the control: it does find them there).
+    check.that("home_scope_search_finds_its_records", home >= 1)
+    check.that("store_keeps_sibling_and_namespace_apart", leaked == 0)
     check.false_application(blocked_calls)
     check.false_application(sibling.result_count)
     check.false_application(foreign)
@@ -82,8 +88,30 @@ def project_module_scope_isolation(ctx: Context) -> Check:
         "sibling_result_count": sibling.result_count,
         "shared_scope_result_count": shared.packet.result_count,
         "shared_scope_foreign_result_count": foreign,
+        "store_leaked_hit_count": leaked,
     }
     return check
+
+
+def _store_isolation(ctx: Context) -> tuple[int, int]:
+    """(hits at home, hits elsewhere) of one search: the main scope, then the sibling scope
+    (its ref only extends the main one) and the main scope ref in another namespace."""
+    from reward_memory.providers.spi import ProviderScope  # noqa: PLC0415
+
+    f = ctx.fixture
+    home = f.binding.provider_scope
+    query = f.observed.other_project_request.queries[0].query
+    elsewhere = (
+        f.sibling_binding.provider_scope,
+        ProviderScope(namespace=f"{home.namespace}.other", scope_ref=home.scope_ref),
+    )
+    timeout = float(f.binding.timeout_seconds)
+    found = len(ctx.provider.search(scope=home, query=query, limit=8, timeout=timeout).hits)
+    leaked = sum(
+        len(ctx.provider.search(scope=scope, query=query, limit=8, timeout=timeout).hits)
+        for scope in elsewhere
+    )
+    return found, leaked
 
 
 def _shared_scope(ctx: Context) -> tuple[RecallSession, int]:

@@ -110,9 +110,17 @@ def _evidence_json(evidence: dict[str, Any]) -> bytes:
     return _EVIDENCE_ENCODER.encode(evidence).encode()
 
 
+def _public_token(value: object) -> bool:
+    """Whether a provider's own name (an exception class, its id) may go into the packet:
+    a grammar token that holds no credential or local-path shape (else it is withheld)."""
+    from reward_memory.text import find_unsafe  # noqa: PLC0415
+
+    return isinstance(value, str) and TOKEN.fullmatch(value) is not None and not find_unsafe(value)
+
+
 def _failure_kind(exc: BaseException) -> str:
     name = type(exc).__name__
-    return name if TOKEN.fullmatch(name) else "exception"
+    return name if _public_token(name) else "exception"
 
 
 def _run_case(case_id: str, case: Callable[[Context], Check], ctx: Context) -> CaseResult:
@@ -202,7 +210,8 @@ def evaluate(*, provider: Provider | str | None = None, now: datetime | None = N
             (``reward_memory_evaluation.<run id>``), and
             deleted again at the end. Case 1 restarts the provider: an object
             with ``handover()`` (the memory provider) hands its documents to a
-            new object and is closed; a URL is closed and opened again; another
+            new object (which hands them back at the end: the caller's object
+            keeps its store and stays open); a URL is closed and opened again; another
             object cannot be restarted, and case 1 fails.
         now: the clock (aware; default the current UTC time).
 
@@ -226,7 +235,13 @@ def evaluate(*, provider: Provider | str | None = None, now: datetime | None = N
         seed_calls, seed_writes, seed_bytes, _ = proxy.meters["fixture"].snapshot()
         deleted, complete = _clean_up(proxy)
     finally:
-        if owned or proxy.inner is not inner:
+        take_back = getattr(inner, "_take_back", None)
+        if not owned and proxy.inner is not inner and callable(take_back):
+            # The caller's own object was restarted (handed over): its store comes back
+            # to it, so nothing the caller held is lost with the successor.
+            with contextlib.suppress(Exception):
+                take_back(proxy.inner)
+        elif owned or proxy.inner is not inner:
             with contextlib.suppress(Exception):  # closing is best effort
                 proxy.inner.close()
     failures = proxy.meters["fixture"].failures + proxy.meters["case"].failures
@@ -246,9 +261,7 @@ def evaluate(*, provider: Provider | str | None = None, now: datetime | None = N
     return Evaluation(
         ok=passed,
         status="passed" if passed else "failed",
-        provider_id=provider_id
-        if isinstance(provider_id, str) and TOKEN.fullmatch(provider_id)
-        else _UNKNOWN_PROVIDER,
+        provider_id=provider_id if _public_token(provider_id) else _UNKNOWN_PROVIDER,
         cases=tuple(cases),
         metrics=metrics,
         dimensions=dimensions_of(metrics),

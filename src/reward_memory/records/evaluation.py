@@ -350,3 +350,47 @@ class Evaluation:
             raise RecordValidationError(
                 "counts the cases", path="$.metrics.case_count", code="invalid_value"
             )
+        self._check_derived()
+
+    def _check_derived(self) -> None:
+        """Every figure the cases decide is the one they give: a packet edited to open the
+        gate (a case's count zeroed but not the sum, a sum zeroed, the dimensions or the
+        write flags changed, the cases reordered) is refused, not believed."""
+        from reward_memory.evaluation.gate import gate_reasons  # noqa: PLC0415 - a cycle
+        from reward_memory.evaluation.metrics import dimensions_of, metrics_of  # noqa: PLC0415
+
+        if tuple(case.case_id for case in self.cases) != CASE_IDS:
+            raise RecordValidationError(
+                "holds each contract case once, in the contract's order",
+                path="$.cases",
+                code="invalid_value",
+            )
+        metrics = metrics_of(self.cases)
+        for name in attrs.fields_dict(EvaluationMetrics):
+            if getattr(self.metrics, name) != getattr(metrics, name):
+                raise RecordValidationError(
+                    "is the sum over the cases", path=f"$.metrics.{name}", code="invalid_value"
+                )
+        if self.dimensions != dimensions_of(self.metrics):
+            raise RecordValidationError(
+                "regroups the metrics", path="$.dimensions", code="invalid_value"
+            )
+        boundaries = self.boundaries
+        if boundaries.provider_writes_performed is not (self.metrics.provider_write_count > 0):
+            raise RecordValidationError(
+                "follows the measured provider writes",
+                path="$.boundaries.provider_writes_performed",
+                code="invalid_value",
+            )
+        if boundaries.external_writes_performed is not (self.metrics.external_write_count > 0):
+            raise RecordValidationError(
+                "follows the measured external writes",
+                path="$.boundaries.external_writes_performed",
+                code="invalid_value",
+            )
+        if self.release_gate.reason_codes != gate_reasons(self.cases, self.metrics, self.fixture):
+            raise RecordValidationError(
+                "are the reasons the cases, the metrics and the fixture give",
+                path="$.release_gate.reason_codes",
+                code="invalid_value",
+            )

@@ -306,6 +306,17 @@ class InMemoryProvider:
             self._closed = True
         return successor
 
+    def _take_back(self, successor: InMemoryProvider) -> None:
+        """The documents of ``successor`` (made by :meth:`handover` of this object) come back
+        here, and this object is open again; ``successor`` is closed. The evaluation restarts
+        a caller's own provider object: afterwards the caller's object holds its store."""
+        with successor._lock:
+            spaces, sequence = successor._spaces, successor._sequence
+            successor._spaces, successor._hot, successor._closed = {}, (None, None), True
+        with self._lock:
+            self._spaces, self._sequence, self._closed = spaces, sequence, False
+            self._hot = (None, None)
+
     # -- the SPI ------------------------------------------------------------------------
 
     def write(
