@@ -252,6 +252,17 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             )
         },
     ),
+    "candidate_observed_in_future": ("soft", {"observed_at": "2026-11-02T09:00:01Z"}),
+    "candidate_source_age_exceeded": (
+        "soft",
+        {
+            "corpus": soft_corpus(
+                freshness=CorpusFreshness(
+                    mode="time_bound", source_revision=None, max_age_seconds=3600
+                )
+            )
+        },
+    ),
     "candidate_action_scope_not_allowed": (
         "hard",
         {"standing_policy": hard_policy(allowed_action_scopes=("issue_fix:other_scope",))},
@@ -533,3 +544,52 @@ def test_a_passing_guard_carries_no_field_path() -> None:
     receipt, _ = _run("hard", {})
     assert receipt.guard.field_path is None
     assert "field_path" not in wire.dump(receipt)["guard"]
+
+
+# -- what recall would never return is never written (the probe: "committed_pending") ---------
+
+
+def _archive_corpus(revision: str) -> Any:
+    return soft_corpus(
+        freshness=CorpusFreshness(
+            mode="session_archive_bound", source_revision=revision, max_age_seconds=None
+        )
+    )
+
+
+def test_an_archive_bound_corpus_refuses_an_event_of_another_revision() -> None:
+    receipt, provider = _run(
+        "soft",
+        {
+            "event": soft_event_data(revision_ref="revision:abc123"),
+            "corpus": _archive_corpus("revision:def456"),
+        },
+    )
+    assert (receipt.status, receipt.reason_codes) == (
+        "guard_blocked",
+        ("candidate_revision_corpus_mismatch",),
+    )
+    assert provider.call_count() == 0
+
+
+@pytest.mark.parametrize("revision", ["revision:def456", None])
+def test_an_archive_bound_corpus_takes_its_own_revision_and_recalls_it(
+    revision: str | None,
+) -> None:
+    event = soft_event_data(**({"revision_ref": revision} if revision else {}))
+    receipt, _ = _run("soft", {"event": event, "corpus": _archive_corpus("revision:def456")})
+    assert receipt.status == "activated", receipt.reason_codes
+
+
+@pytest.mark.parametrize(
+    ("observed_at", "status"),
+    [("2026-11-02T08:30:00Z", "activated"), ("2026-11-02T07:59:59Z", "guard_blocked")],
+)
+def test_a_time_bound_corpus_takes_only_what_is_young_enough_to_recall(
+    observed_at: str, status: str
+) -> None:
+    corpus = soft_corpus(
+        freshness=CorpusFreshness(mode="time_bound", source_revision=None, max_age_seconds=3600)
+    )
+    receipt, _ = _run("soft", {"corpus": corpus, "observed_at": observed_at})
+    assert receipt.status == status, receipt.reason_codes

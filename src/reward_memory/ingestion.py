@@ -64,7 +64,7 @@ from reward_memory.candidates import propose, review
 from reward_memory.digests import canonical_json, make_ref
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import _stored_moment, format_utc, parse_timestamp, resolve_now
-from reward_memory.guards.standing_policy import standing_policy_reasons
+from reward_memory.guards.standing_policy import freshness_reasons, standing_policy_reasons
 from reward_memory.records import _memo as m
 from reward_memory.records._plain import as_record, to_plain
 from reward_memory.records.candidate import (
@@ -399,6 +399,9 @@ def ingest(
         authority_source_ref=_source_ref(authority),
         checkpoint=checkpoint,
     )
+    stale = freshness_reasons(corpus, first_seen, moment)
+    if stale:
+        reasons = tuple(sorted({*reasons, *stale}))
     base.fields.update(
         candidate_ref=candidate.candidate_ref, surface_ids=candidate.scope.surface_ids
     )

@@ -28,6 +28,7 @@ No semantic routing: nothing here reads the summary or the reasoning.
 from __future__ import annotations
 
 import operator
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory.guards.recall import binding_reasons
@@ -44,6 +45,7 @@ __all__ = [
     "IDENTITY_FIELDS",
     "OUR_REASON_CODES",
     "STANDING_POLICY_REASON_CODES",
+    "freshness_reasons",
     "standing_policy_reasons",
 ]
 
@@ -87,11 +89,15 @@ _ORIGINAL: Final = (
     "standing_policy_user_ref_corpus_mismatch",
     "standing_policy_workspace_corpus_mismatch",
 )
-# Ours: the authority source (gap 12) and the binding, checked before any write.
+# Ours: the authority source (gap 12), the binding, and the corpus's freshness at the
+# event's first observation (a record recall would never return is not written), checked
+# before any write.
 OUR_REASON_CODES: Final = (
     "authority_source_mismatch",
     "authority_source_missing",
     "authority_source_refused",
+    "candidate_observed_in_future",
+    "candidate_source_age_exceeded",
     "provider_binding_actor_peer_mismatch",
     "provider_binding_actor_peer_missing",
     "provider_binding_actor_peer_unscoped",
@@ -117,6 +123,28 @@ def _vocabulary() -> tuple[str, ...]:
 
 # Every code the ingest guard may report (the candidate guard's included), sorted.
 STANDING_POLICY_REASON_CODES: Final = _vocabulary()
+
+
+def freshness_reasons(
+    corpus: CorpusDeclaration, observed: datetime, now: datetime
+) -> tuple[str, ...]:
+    """What the corpus's clock says of an event first observed at ``observed``, at ``now``.
+
+    Recall returns a record only once it was observed and, in a time-bound corpus, while
+    it is no older than ``max_age_seconds``: a record it would never return is refused
+    here, before any write (else ingest would write it and report the index pending).
+    """
+    if observed > now:
+        return ("candidate_observed_in_future",)
+    freshness = corpus.freshness
+    age = freshness.max_age_seconds
+    if (
+        freshness.mode == "time_bound"
+        and age is not None
+        and now - observed > timedelta(seconds=age)
+    ):
+        return ("candidate_source_age_exceeded",)
+    return ()
 
 
 def standing_policy_reasons(
@@ -250,6 +278,12 @@ def _candidate_fit_reasons(
         reasons.add("candidate_surface_corpus_mismatch")
     freshness = corpus.freshness
     if freshness.mode == "revision_bound" and scope.revision_ref != freshness.source_revision:
+        reasons.add("candidate_revision_corpus_mismatch")
+    if (  # an archive-bound corpus takes events of its own revision (or naming none)
+        freshness.mode == "session_archive_bound"
+        and scope.revision_ref is not None
+        and scope.revision_ref != freshness.source_revision
+    ):
         reasons.add("candidate_revision_corpus_mismatch")
     if not set(candidate.requested_action_scopes).issubset(policy.allowed_action_scopes):
         reasons.add("candidate_action_scope_not_allowed")
