@@ -498,3 +498,66 @@ def test_a_change_while_the_activation_is_read_is_seen_on_the_next_call(
     monkeypatch.setattr(author, "resolve_experiment", resolve_then_change)
     assert memory.available  # resolved the allowlisted state ...
     assert memory.available is False  # ... and the change that landed meanwhile is seen
+
+
+def test_a_replay_without_an_observation_time_is_deduplicated(tmp_path: Path) -> None:
+    """DESIGN §2's call, ``memory.ingest(event, execute=True)``, twice: the seeds'
+    'Repeated events remain idempotent'. The store's record keeps the first time; a later
+    replay takes it (it used to be a conflict: the clock gave each replay another time)."""
+    from datetime import timedelta
+
+    store = SQLiteProvider(path=tmp_path / "store.sqlite3")
+    with _open(tmp_path, store) as memory:
+        first = memory.ingest(hard_event(), execute=True, now=NOW)
+        again = memory.ingest(hard_event(), execute=True, now=NOW + timedelta(hours=1))
+        told = memory.ingest(
+            hard_event(), observed_at=NOW - timedelta(minutes=5), execute=True, now=NOW
+        )
+    store.close()
+    assert first.status == "activated"
+    assert first.receipt is not None
+    assert again.receipt is not None
+    assert (again.status, again.receipt.deduplicated) == ("activated", True)
+    assert again.receipt.activation_ref == first.receipt.activation_ref
+    assert again.receipt.external_writes_performed is False
+    # A time the caller gives is the caller's word: another one is still a conflict.
+    assert (told.status, told.receipt.reason_codes if told.receipt else None) == (
+        "conflict",
+        ("provider_target_content_conflict",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "path"),
+    [
+        ({"observed_at": "2026-11-01T12:00:00"}, "observed_at"),  # naive
+        ({"observed_at": 5}, "observed_at"),
+        ({"execute": "yes"}, "execute"),
+    ],
+)
+def test_a_bad_argument_of_the_callers_own_raises(
+    tmp_path: Path, arguments: dict[str, Any], path: str
+) -> None:
+    """DESIGN §4: programmer errors raise typed errors early, with the field path named
+    (they used to come back as a rejected event)."""
+    from reward_memory.errors import RecordValidationError
+
+    memory = _open(tmp_path, InMemoryProvider())
+    with pytest.raises(RecordValidationError) as caught:
+        memory.ingest(hard_event(), now=NOW, **arguments)
+    assert caught.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("arguments", "path"),
+    [({"authority": 5}, "authority"), ({"provider": "memory://"}, "provider")],
+)
+def test_a_wrong_authority_or_provider_is_refused_when_the_object_is_made(
+    tmp_path: Path, arguments: dict[str, Any], path: str
+) -> None:
+    from reward_memory.errors import RecordValidationError
+
+    provider = arguments.pop("provider", None)
+    with pytest.raises(RecordValidationError) as caught:
+        _open(tmp_path, provider, **arguments)
+    assert caught.value.path == path

@@ -348,11 +348,15 @@ def test_ingest_hook_retry_with_another_observed_at_is_a_conflict() -> None:
     assert hook.telemetry.deduplicated is False
 
 
-def test_ingest_hook_an_input_the_core_refuses_is_guard_rejected() -> None:
+def test_ingest_hook_a_bad_observation_time_is_the_callers_error() -> None:
+    """DESIGN §4: the caller's own argument raises, naming it (it used to come back as a
+    rejected event, which blames the event or the policy)."""
+    from reward_memory.errors import RecordValidationError
+
     provider = InMemoryProvider()
-    hook = _ingest(runtime(), provider, observed_at="yesterday")
-    assert hook.status == "guard_rejected"
-    assert hook.reason_code == "compact_event_or_standing_policy_rejected"
+    with pytest.raises(RecordValidationError) as caught:
+        _ingest(runtime(), provider, observed_at="yesterday")
+    assert caught.value.path == "observed_at"
     assert provider.calls == ()
 
 

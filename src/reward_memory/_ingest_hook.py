@@ -89,6 +89,11 @@ def _ingest_early(
     )
 
 
+# Arguments of the module author's own call: an invalid one raises (DESIGN §4), where
+# anything the event, the store or the authority source does fails open.
+_CALLER_ARGUMENTS: Final = frozenset({"observed_at", "execute", "authority", "provider", "now"})
+
+
 def run_ingest(
     runtime: ExperimentRuntime,
     surface_id: str | None,
@@ -96,7 +101,7 @@ def run_ingest(
     *,
     trigger: Trigger,
     authority: AuthoritySource | None,
-    observed_at: str | datetime,
+    observed_at: str | datetime | None,
     execute: bool = False,
     provider: Provider | None = None,
     now: datetime | None = None,
@@ -137,6 +142,10 @@ def run_ingest(
         )
     except (KeyboardInterrupt, SystemExit):
         raise
+    except RecordValidationError as exc:
+        if exc.path in _CALLER_ARGUMENTS:
+            raise  # the caller's own argument (a naive observed_at): a programmer error
+        return _ingest_early(named, trigger, runtime, "guard_rejected", INGEST_REJECTED)
     except BaseException:  # noqa: BLE001 - fail open: a rejected event, never a crash
         return _ingest_early(named, trigger, runtime, "guard_rejected", INGEST_REJECTED)
     synced = (
@@ -165,7 +174,7 @@ def automatic_ingest(
     event: Any,
     *,
     authority: AuthoritySource | None,
-    observed_at: str | datetime,
+    observed_at: str | datetime | None,
     execute: bool = False,
     provider: Provider | None = None,
     now: datetime | None = None,

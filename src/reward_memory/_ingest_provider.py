@@ -102,7 +102,7 @@ class Receipt:
         )
 
 
-def execute_steps(
+def execute_steps(  # noqa: PLR0915 - the steps in order, each failing open
     base: Receipt,
     *,
     provider: Provider,
@@ -113,7 +113,15 @@ def execute_steps(
     content: str,
     key: str,
     moment: datetime,
+    observed_as: Callable[[str], tuple[Any, str] | None] | None = None,
 ) -> IngestReceipt:
+    """Write ``record`` under ``key``, read it back, verify it by recall (the receipt).
+
+    ``observed_as``: the first observation is not known (``ingest(observed_at=None)``):
+    when the target already holds this event's record, its time is taken -- the record
+    as first observed then (``observed_as(stamp)``) must be exactly what is stored, and
+    the write is a replay (``unchanged``, ``deduplicated``).
+    """
     recall_side = _RECALL_SIDE[0] if _RECALL_SIDE else _load_recall_side()
     parsing, session = recall_side.readback, recall_side.session
 
@@ -177,6 +185,17 @@ def execute_steps(
         external_writes_performed=created,
         provider_ref=session.provider_ref(binding.provider_id, binding.namespace, ref),
     )
+    if status == "conflict" and observed_as is not None:
+        calls += 1
+        adopted = _first_observed(provider, scope, ref, record, observed_as, timeout)
+        if adopted is not None:  # this event's record, as first observed: a replay
+            (record, content), status = adopted, "unchanged"
+            mine = parsing.written(record, content)
+            expected = mine.content_digest
+            base.fields.update(
+                write=WRITES[status], external_writes_performed=False,
+                activation_ref=record.activation_ref,
+            )  # fmt: skip
     if status == "conflict":
         return base.done(
             "conflict", ("provider_target_content_conflict",), provider_call_count=calls
@@ -257,6 +276,37 @@ def execute_steps(
         readback=readback,
         provider_call_count=calls,
     )
+
+
+def _first_observed(  # noqa: PLR0917 - one private call site
+    provider: Provider,
+    scope: ProviderScope,
+    ref: str,
+    record: Any,
+    observed_as: Callable[[str], tuple[Any, str] | None],
+    timeout: float,
+) -> tuple[Any, str] | None:
+    """The record the target holds for this event, as :func:`execute_steps` would have
+    written it had it known the first observation; None when the target holds anything
+    else (or cannot be read: then it stays a conflict)."""
+    from reward_memory.records.active import ActiveRecord, load_stored  # noqa: PLC0415
+
+    try:
+        held = _shielded(provider.read, scope=scope, ref=ref, timeout=timeout)
+        content = held.content if held.found is True and held.ref == ref else None
+        stored = load_stored(content) if type(content) is str else None
+    except Exception:  # noqa: BLE001 - unreadable: a conflict, as before
+        return None
+    if (
+        not isinstance(stored, ActiveRecord)
+        or stored.record_ref != record.record_ref
+        or stored.candidate_ref != record.candidate_ref
+    ):
+        return None
+    again = observed_as(stored.activated_at)
+    if again is None or again[0] != stored:
+        return None
+    return again
 
 
 def _taken_back(  # noqa: PLR0917 - one private call site

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from reward_memory._activation_watch import Watched
+from reward_memory.errors import RecordValidationError
 from reward_memory.experiment import (
     DEFAULT_ACTIVATION_PATH,
     CorpusRoute,
@@ -84,6 +85,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 _UNSET: Any = object()
 
 
+def _check_arguments(authority: object, provider: object) -> None:
+    """The module author's own arguments, checked when the object is made (DESIGN §4):
+    a wrong one would otherwise surface only as a rejected event or a missing recall."""
+    from reward_memory.ingestion import _is_source  # noqa: PLC0415
+
+    if authority is not None and not _is_source(authority):
+        raise RecordValidationError(
+            "authority must be an AuthoritySource (source_ref and checkpoint_for), or None",
+            path="authority",
+            code="wrong_type",
+        )
+    if isinstance(provider, str | bytes):
+        raise RecordValidationError(
+            "provider is an SPI provider object, not a URL (the config names the provider)",
+            path="provider",
+            code="wrong_type",
+        )
+
+
 class Experiment:
     """One resolved experiment for one agent: ``ingest``, ``recall``, ``boundary``, ``status``."""
 
@@ -99,6 +119,7 @@ class Experiment:
             raise TypeError("runtime must be an ExperimentRuntime")
         if read_authority is not None and not callable(read_authority):
             raise TypeError("read_authority must be a callable")
+        _check_arguments(authority, provider)
         self._runtime = runtime
         self._authority = authority
         self._read_authority = read_authority
@@ -232,10 +253,12 @@ class Experiment:
     ) -> IngestHookPacket:
         """Ingest one compact event on the surface it names (dry run unless ``execute``).
 
-        ``observed_at`` is the event's first-observation time (default: now).
-        Pass the same value on retries: a replay is then ``deduplicated``,
-        while another ``observed_at`` is a ``conflict``. Returns the hook
-        packet (``trigger: explicit``) whose ``receipt`` is the ingest receipt.
+        ``observed_at`` is the event's first-observation time. Pass the same value on
+        retries: a replay is then ``deduplicated``, while another ``observed_at`` is a
+        ``conflict``. Left out, it is not known: now, or the first observation of the
+        record the store already holds for this event (so a replay still deduplicates).
+        Returns the hook packet (``trigger: explicit``) whose ``receipt`` is the ingest
+        receipt.
         """
         self._refresh()
         moment = resolve_now(now)
@@ -245,7 +268,7 @@ class Experiment:
             event,
             trigger="explicit",
             authority=self._authority,
-            observed_at=moment if observed_at is None else observed_at,
+            observed_at=observed_at,
             execute=execute,
             provider=self._get_provider() if execute else None,
             now=moment,
@@ -293,7 +316,7 @@ class Experiment:
             event,
             trigger="automatic",
             authority=self._authority,
-            observed_at=moment if observed_at is None else observed_at,
+            observed_at=observed_at,
             execute=execute,
             provider=self._get_provider() if execute else None,
             now=moment,

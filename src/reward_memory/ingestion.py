@@ -23,7 +23,10 @@ any field -- names a new target and never reuses an older activation.
 ``activated_at`` and source time, and it is *not* part of the candidate (so a
 retry with another ``observed_at`` is the same candidate and the same target
 with other content: the provider refuses to overwrite it and the receipt says
-``conflict`` -- never a duplicate record).
+``conflict`` -- never a duplicate record). ``observed_at=None`` says the time is not
+known: it is now, unless the store already holds this event's record, whose first
+observation is then taken (so a module that does not keep the time still replays
+idempotently: ``deduplicated``).
 
 Exactness: ``activated`` (and ``memory_available_for_recall``) only when the
 read returns the written ref with the same canonical content digest and the
@@ -322,7 +325,7 @@ def ingest(
     corpus: CorpusDeclaration,
     standing_policy: StandingPolicy | Mapping[str, Any],
     binding: ProviderBinding,
-    observed_at: str | datetime,
+    observed_at: str | datetime | None,
     provider: Provider | None = None,
     authority: AuthoritySource | None = None,
     execute: bool = False,
@@ -339,7 +342,9 @@ def ingest(
             ``binding`` where it lives (``scope_ref`` a collection).
         provider: the SPI provider (required to execute; never called otherwise).
         authority: the caller's authority source (required for ``hard_policy``).
-        observed_at: when the event was first observed; reuse it on retries.
+        observed_at: when the event was first observed; reuse it on retries. ``None``:
+            not known -- now, or the first observation of the record the store
+            already holds for this event (its target), so a replay deduplicates.
         execute: write and verify (default: a dry run that returns ``planned``).
         now: the clock (aware; default UTC now).
 
@@ -353,7 +358,9 @@ def ingest(
     _check_inputs(adapter_id, corpus, binding, authority)
     policy = _as_policy(standing_policy)
     moment = resolve_now(now)
-    first_seen, first_stamp = _observed(observed_at)
+    first_seen, first_stamp = (
+        (moment, format_utc(moment)) if observed_at is None else _observed(observed_at)
+    )
     if execute is not True and execute is not False:
         raise RecordValidationError("execute must be a boolean", path="execute", code="wrong_type")
     if execute and provider is None:
@@ -438,6 +445,25 @@ def ingest(
             write=WRITES["planned"],
         )
     assert provider is not None
+
+    def observed_as(stamp: str) -> tuple[Any, str] | None:
+        # The time not known: the record as first observed at ``stamp`` (the stored one's).
+        try:
+            seen, stored = _observed(stamp)
+        except RecordValidationError:
+            return None
+        again = _activate(
+            packet=packet,
+            corpus=corpus,
+            policy=policy,
+            checkpoint=checkpoint,
+            digest=digest,
+            moment=moment,
+            first_seen=seen,
+            first_stamp=stored,
+        )
+        return again, canonical_text(again)
+
     return execute_steps(
         base,
         provider=provider,
@@ -448,6 +474,7 @@ def ingest(
         content=canonical_text(record),  # written only when executing
         key=key,
         moment=moment,
+        observed_as=observed_as if observed_at is None else None,
     )
 
 
@@ -510,7 +537,7 @@ async def aingest(
     corpus: CorpusDeclaration,
     standing_policy: StandingPolicy | Mapping[str, Any],
     binding: ProviderBinding,
-    observed_at: str | datetime,
+    observed_at: str | datetime | None,
     provider: Provider | None = None,
     authority: AuthoritySource | None = None,
     execute: bool = False,
