@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from reward_memory_openviking._version import __version__
 
 if TYPE_CHECKING:
-    from reward_memory_openviking._protocol import OpenVikingAuthError
+    from reward_memory_openviking._replies import OpenVikingAuthError
     from reward_memory_openviking.aio import AsyncOpenVikingProvider
     from reward_memory_openviking.provider import OpenVikingProvider
 
@@ -21,7 +21,7 @@ __all__ = ["AsyncOpenVikingProvider", "OpenVikingAuthError", "OpenVikingProvider
 
 _HOMES = {
     "AsyncOpenVikingProvider": "reward_memory_openviking.aio",
-    "OpenVikingAuthError": "reward_memory_openviking._protocol",
+    "OpenVikingAuthError": "reward_memory_openviking._replies",
     "OpenVikingProvider": "reward_memory_openviking.provider",
 }
 

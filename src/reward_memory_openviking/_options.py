@@ -70,6 +70,11 @@ _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9_.@-]{1,255}")
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _HOST_PORT: Final = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})(?::([0-9]{1,5}))?")
 _OPTION_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+# URL numbers are ASCII digits only: int() and float() also take other scripts'
+# digits ("\u00b2" passes str.isdigit, a full-width 5 parses as 5), "_" separators
+# ("1_0" is 10), spaces, exponents, "inf" and "nan".
+_URL_INTEGER: Final = re.compile(r"[0-9]{1,3}")
+_URL_DECIMAL: Final = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?")
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
 
@@ -283,7 +288,7 @@ def options_from_url(url: object, provider_id: str) -> dict[str, Any]:
         elif name in ("timeout", "score_threshold"):
             options[name] = _url_number(name, raw)
         elif name == "retries":
-            if not raw.isdigit() or len(raw) > 3:
+            if not _URL_INTEGER.fullmatch(raw):
                 raise _bad(name, "must be an integer")
             options[name] = int(raw)
         elif name == "wait_for_index":
@@ -307,8 +312,6 @@ def _url_flag(name: str, raw: str) -> bool:
 
 
 def _url_number(name: str, raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise _bad(name, "must be a number") from None
-    return value
+    if not _URL_DECIMAL.fullmatch(raw):
+        raise _bad(name, "must be a decimal number (ASCII digits, an optional fraction)")
+    return float(raw)

@@ -11,9 +11,11 @@ a URI, a key or content):
 
 - transport errors and 5xx: ``ProviderUnavailable`` (``provider_unavailable``);
   timeouts, 504 and a spent deadline: ``provider_timeout``;
-- 401/403: :class:`OpenVikingAuthError` (``provider_auth_failed``);
+- 401/403: :class:`~._replies.OpenVikingAuthError` (``provider_auth_failed``);
 - another 4xx the operation does not expect: ``provider_request_rejected``;
-- a body that is not the JSON envelope the operation expects: ``provider_bad_response``;
+- a body that is not the JSON envelope the operation expects (nested past the parser's
+  depth, content that is no UTF-8 text, a score that is not a number in [0, 1]):
+  ``provider_bad_response``;
 - 409 marked ``retryable`` (a path lock held by indexing), 429, 502 and 503 are
   retried with backoff, at most ``retries`` times, within the call's deadline;
 - a write whose index did not complete: ``index_pending`` (the content is durable
@@ -23,7 +25,6 @@ a URI, a key or content):
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Final
@@ -39,6 +40,16 @@ from reward_memory.providers.spi import (
     WriteResult,
 )
 from reward_memory_openviking._layout import Layout
+from reward_memory_openviking._replies import (
+    Reply,
+    bad_response,
+    envelope,
+    failure,
+    result_of,
+    retryable,
+    score,
+    text,
+)
 
 if TYPE_CHECKING:
     from reward_memory_openviking._options import Options
@@ -53,24 +64,12 @@ CLAIM_GRACE: Final = 2.0
 CLAIM_POLL: Final = 0.05
 _BACKOFF_FIRST: Final = 0.05
 _BACKOFF_MAX: Final = 1.0
-_RETRY_STATUSES: Final = frozenset({429, 502, 503})
 _INDEX_DONE: Final = frozenset({"complete", "completed", "skipped"})
 _NO_HITS: Final = SearchResult()
 #: The largest response body a call reads: a record's content (at most
 #: MAX_CONTENT_BYTES) JSON-escaped (up to six bytes for one) in its envelope, with room
 #: to spare. Anything larger is no answer a write of this provider could have made.
 MAX_BODY_BYTES: Final = 8 * MAX_CONTENT_BYTES
-
-
-class OpenVikingAuthError(ProviderUnavailable):
-    """The server refused the credentials (401) or the access (403).
-
-    A :class:`ProviderUnavailable`, so the core fails open; the reason code
-    ``provider_auth_failed`` tells it apart from an outage.
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, reason_code="provider_auth_failed")
 
 
 class Call:
@@ -103,16 +102,6 @@ class Pause:
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-
-
-class Reply:
-    """What came back: the status code and the body's bytes."""
-
-    __slots__ = ("body", "status")
-
-    def __init__(self, status: int, body: bytes) -> None:
-        self.status = status
-        self.body = body
 
 
 Plan = Generator[Call | Pause, Reply, Any]
@@ -167,67 +156,6 @@ class Receiving:
 
     def reply(self, status: int) -> Reply:
         return Reply(status, bytes(self._body))
-
-
-def bad_response(op: str, problem: str) -> ProviderUnavailable:
-    return ProviderUnavailable(
-        f"openviking {op}: unexpected response ({problem})", reason_code="provider_bad_response"
-    )
-
-
-def _envelope(reply: Reply, op: str) -> dict[str, Any]:
-    try:
-        body = json.loads(reply.body)
-    except (ValueError, UnicodeDecodeError):
-        raise bad_response(op, f"HTTP {reply.status}, body is not JSON") from None
-    if not isinstance(body, dict):
-        raise bad_response(op, f"HTTP {reply.status}, body is not a JSON object")
-    return body
-
-
-def _error_code(body: dict[str, Any]) -> str:
-    error = body.get("error")
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if isinstance(code, str) and code.isidentifier() and len(code) <= 40 else "?"
-
-
-def _retryable(reply: Reply) -> bool:
-    if reply.status in _RETRY_STATUSES:
-        return True
-    if reply.status != 409:
-        return False
-    try:
-        body = json.loads(reply.body)
-        return body["error"]["details"]["retryable"] is True
-    except (ValueError, UnicodeDecodeError, KeyError, TypeError):
-        return False
-
-
-def failure(reply: Reply, op: str) -> ProviderUnavailable:
-    """The exception for a reply the operation cannot use."""
-    try:
-        code = _error_code(_envelope(reply, op))
-    except ProviderUnavailable:
-        code = "?"
-    status = reply.status
-    what = f"openviking {op}: HTTP {status} {code}"
-    if status in (401, 403):
-        return OpenVikingAuthError(f"{what} (check the key, the account/user and the peer)")
-    if status in (408, 504):
-        return ProviderUnavailable(what, reason_code="provider_timeout")
-    if status >= 500 or status in _RETRY_STATUSES or status == 409:
-        return ProviderUnavailable(what)
-    if 200 <= status < 300:
-        return bad_response(op, f"HTTP {status}")
-    return ProviderUnavailable(what, reason_code="provider_request_rejected")
-
-
-def result_of(reply: Reply, op: str) -> Any:
-    """The ``result`` of a successful envelope."""
-    body = _envelope(reply, op)
-    if body.get("status") != "ok" or "result" not in body:
-        raise bad_response(op, "no ok result")
-    return body["result"]
 
 
 def _existing(ref: str, existing: str, content: str) -> WriteResult:
@@ -302,7 +230,7 @@ class Protocol:
             )
             if reply.status in expect:
                 return reply
-            if not _retryable(reply) or attempt >= self.options.retries:
+            if not retryable(reply) or attempt >= self.options.retries:
                 raise failure(reply, deadline.op)
             pause = min(_BACKOFF_FIRST * (2**attempt), _BACKOFF_MAX)
             if pause >= deadline.remaining():
@@ -325,10 +253,7 @@ class Protocol:
         )
         if reply.status == 404:
             return None
-        content = result_of(reply, deadline.op)
-        if not isinstance(content, str):
-            raise bad_response(deadline.op, "content is not a string")
-        return content
+        return text(result_of(reply, deadline.op), deadline.op, "content")
 
     def write(self, deadline: Deadline, layout: Layout, key: str, content: str) -> Plan:
         ref_hex = layout.ref_hex(key)
@@ -457,19 +382,20 @@ class Protocol:
                 ref = layout.ref_of_uri(item.get("uri"))
                 if ref is None or ref in seen:
                     continue  # outside this scope's directory (the server matched a prefix)
-                score = item.get("score")
-                if isinstance(score, bool) or not isinstance(score, int | float):
-                    score = 0.0
-                if score < threshold:
+                value = score(item.get("score"), deadline.op)
+                if value < threshold:
                     continue  # no more related than chance (applied here, not in the
                     # server's hierarchical retrieval, which would prune directories)
-                text = item.get("content")
+                found = item.get("content")
+                if not isinstance(found, str):
+                    found = ""  # nothing to summarise; the hit still counts
+                summary = text(found, deadline.op, "a hit's content")
                 seen.add(ref)
-                scored.append((float(score), ref, text if isinstance(text, str) else ""))
+                scored.append((value, ref, summary))
         scored.sort(key=lambda hit: -hit[0])
         hits = tuple(
-            SearchHit(ref=ref, summary=summary_of(text), score=score)
-            for score, ref, text in scored[:limit]
+            SearchHit(ref=ref, summary=summary_of(summary), score=value)
+            for value, ref, summary in scored[:limit]
         )
         return SearchResult(hits=hits) if hits else _NO_HITS
 
@@ -496,7 +422,7 @@ class Protocol:
         ready = yield from self.request(deadline, "GET", "/ready", expect=frozenset({200, 503}))
         if ready.status != 200:
             return _unavailable_inventory()
-        checks = _envelope(ready, deadline.op).get("checks")
+        checks = envelope(ready, deadline.op).get("checks")
         vectordb = checks.get("vectordb") if isinstance(checks, dict) else None
         count = 0
         present = False
@@ -518,7 +444,7 @@ class Protocol:
             if reply.status == 404:
                 break
             present = True
-            body = _envelope(reply, deadline.op)
+            body = envelope(reply, deadline.op)
             entries = body.get("result")
             if body.get("status") != "ok" or not isinstance(entries, list):
                 raise bad_response(deadline.op, "listing is not a list")

@@ -26,7 +26,6 @@ from reward_memory.providers.spi import (
     WriteResult,
     check_content,
     check_limit,
-    check_query,
 )
 from reward_memory_openviking._layout import REF_PREFIX
 from reward_memory_openviking._options import Options, build_options, options_from_url
@@ -38,12 +37,13 @@ from reward_memory_openviking._protocol import (
     Plan,
     Protocol,
     Receiving,
-    Reply,
 )
+from reward_memory_openviking._replies import Reply
 from reward_memory_openviking.provider import (
     _transport_error,
     check_call_arguments,
     check_ref,
+    check_search_query,
     searchable,
 )
 
@@ -147,7 +147,7 @@ class AsyncOpenVikingProvider:
         self, *, scope: ProviderScope, query: str, limit: int, timeout: float | None = None
     ) -> SearchResult:
         scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
-        query = check_query(query)
+        query = check_search_query(query)
         limit = check_limit(limit)
         layout = self._protocol.layout(scope)
         deadline = Deadline(seconds, "search")
@@ -201,18 +201,27 @@ class AsyncOpenVikingProvider:
     async def _send(self, call: Call, op: str) -> Reply:
         body = Receiving(call.timeout, op)
         try:
-            async with self._client.stream(
-                call.method,
-                call.path,
-                params=call.params,
-                json=call.json,
-                headers=call.headers,
-                timeout=call.timeout,
-            ) as response:
+            # httpx bounds each socket operation; this bounds the request as a whole
+            # (headers that arrive just in time, then a body byte just in time again).
+            async with (
+                asyncio.timeout(call.timeout),
+                self._client.stream(
+                    call.method,
+                    call.path,
+                    params=call.params,
+                    json=call.json,
+                    headers=call.headers,
+                    timeout=call.timeout,
+                ) as response,
+            ):
                 body.announced(response.headers.get("content-length"))
                 async for chunk in response.aiter_bytes():
                     body.take(chunk)
                 return body.reply(response.status_code)
+        except TimeoutError:
+            raise ProviderUnavailable(
+                f"openviking {op} did not finish in time", reason_code="provider_timeout"
+            ) from None
         except httpx.HTTPError as exc:
             raise _transport_error(exc, op) from None
         except RuntimeError:

@@ -35,7 +35,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Self
 
-from reward_memory.errors import ProviderConfigError, ProviderUnavailable
+from reward_memory.errors import ProviderConfigError, ProviderUnavailable, RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.providers.spi import (
     SPI_VERSION,
@@ -52,7 +52,12 @@ from reward_memory.providers.spi import (
     check_timeout,
 )
 from reward_memory_openviking._layout import REF_PREFIX, parse_ref
-from reward_memory_openviking._options import Options, build_options, options_from_url
+from reward_memory_openviking._options import (
+    MAX_TIMEOUT,
+    Options,
+    build_options,
+    options_from_url,
+)
 from reward_memory_openviking._protocol import (
     PROVIDER_ID,
     Call,
@@ -61,15 +66,21 @@ from reward_memory_openviking._protocol import (
     Plan,
     Protocol,
     Receiving,
-    Reply,
 )
+from reward_memory_openviking._replies import Reply
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     import httpx
 
-__all__ = ["OpenVikingProvider", "check_call_arguments", "check_ref", "searchable"]
+__all__ = [
+    "OpenVikingProvider",
+    "check_call_arguments",
+    "check_ref",
+    "check_search_query",
+    "searchable",
+]
 
 _NO_HITS = SearchResult()
 
@@ -95,10 +106,29 @@ def check_ref(ref: object) -> tuple[str, str | None]:
 
 
 def check_call_arguments(scope: object, timeout: object, default: float) -> tuple[Any, float]:
-    """The checked scope and the call's time budget (its timeout, or the provider's)."""
+    """The checked scope and the call's time budget (its timeout, or the provider's).
+
+    The SPI lets a call pass any finite timeout; one past MAX_TIMEOUT (the bound of
+    the ``timeout`` option) is capped there, as the socket layer overflows on huge
+    values (``timestamp out of range for platform time_t``).
+    """
     checked = check_scope(scope)
     seconds = check_timeout(timeout)
-    return checked, default if seconds is None else seconds
+    return checked, default if seconds is None else min(seconds, MAX_TIMEOUT)
+
+
+def check_search_query(query: object) -> str:
+    """The SPI's query check, plus: UTF-8 text (the query is sent as JSON)."""
+    text = check_query(query)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordValidationError(
+            "must be encodable as UTF-8 (no lone surrogates)",
+            path="$.query",
+            code="invalid_value",
+        ) from None
+    return text
 
 
 def _transport_error(exc: Exception, op: str) -> ProviderUnavailable:
@@ -138,6 +168,9 @@ class OpenVikingProvider:
         score_threshold: hits scoring below this are dropped (scores are
             ``(cosine + 1) / 2``, so 0.5 is "unrelated"; default 0.55; 0 keeps all).
         transport: an :class:`httpx.BaseTransport` (tests inject faults with one).
+            Without one, every socket operation of a call gets at most the time left
+            before the call's deadline; a given transport gets httpx's per-operation
+            timeouts, and the body is checked against the deadline chunk by chunk.
 
     Raises:
         ProviderConfigError: an unknown option or a value it cannot use (the message
@@ -198,6 +231,10 @@ class OpenVikingProvider:
             )
         self._options: Options = build_options(given)
         self._protocol = Protocol(self._options)
+        from reward_memory_openviking._deadline import bounded, deadline_transport  # noqa: PLC0415
+
+        if transport is None:
+            transport = deadline_transport()
         self._client = httpx.Client(
             base_url=self._options.base_url,
             headers=self._options.headers(),
@@ -207,6 +244,7 @@ class OpenVikingProvider:
             follow_redirects=False,
         )
         self._http_error: type[Exception] = httpx.HTTPError
+        self._bounded = bounded
         self._lock = threading.Lock()
         self._closed = False
 
@@ -287,7 +325,7 @@ class OpenVikingProvider:
     ) -> SearchResult:
         """At most ``limit`` hits from the scope's records, best first."""
         scope, seconds = check_call_arguments(scope, timeout, self._options.timeout)
-        query = check_query(query)
+        query = check_search_query(query)
         limit = check_limit(limit)
         layout = self._protocol.layout(scope)
         deadline = Deadline(seconds, "search")
@@ -348,14 +386,17 @@ class OpenVikingProvider:
     def _send(self, client: httpx.Client, call: Call, op: str) -> Reply:
         body = Receiving(call.timeout, op)
         try:
-            with client.stream(
-                call.method,
-                call.path,
-                params=call.params,
-                json=call.json,
-                headers=call.headers,
-                timeout=call.timeout,
-            ) as response:
+            with (
+                self._bounded(call.timeout),
+                client.stream(
+                    call.method,
+                    call.path,
+                    params=call.params,
+                    json=call.json,
+                    headers=call.headers,
+                    timeout=call.timeout,
+                ) as response,
+            ):
                 body.announced(response.headers.get("content-length"))
                 for chunk in response.iter_bytes():
                     body.take(chunk)
