@@ -27,11 +27,18 @@ def error_of(out: str) -> dict[str, Any]:
     return packet
 
 
-def test_no_verb_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_verb_is_an_error_packet_with_the_help_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main([]) == 2
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    packet = json.loads(captured.out)
+    assert (packet["schema_version"], packet["error_code"]) == (
+        "reward_memory_error_v0",
+        "usage_error",
+    )
     for verb in VERBS:
-        assert verb in out
+        assert verb in captured.err
 
 
 def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:

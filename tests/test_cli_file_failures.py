@@ -131,3 +131,48 @@ def test_configure_writes_through_a_dangling_activation_link(
     assert code == 0
     assert (tmp_path / "activation.json").is_symlink()
     assert json.loads((tmp_path / "target.json").read_text())["goals"][0]["goal_id"] == "g"
+
+
+@pytest.mark.parametrize("good", [False, True], ids=["bad-input", "good-input"])
+def test_a_closed_stdout_is_a_line_on_stderr_not_a_traceback(tmp_path: Path, good: bool) -> None:
+    """``>&-``: Python sets sys.stdout to None; that is a stdout that cannot be written."""
+    argv = ["architecture"] if good else ["recall", "--input", str(tmp_path / "nope.json")]
+    done = subprocess.run(
+        [sys.executable, "-c", "import os, runpy, sys; os.close(1); sys.stdout = None; "
+         "sys.argv = ['reward-memory', *sys.argv[1:]]; "
+         "runpy.run_module('reward_memory', run_name='__main__')", *argv, "--format", "json"],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+        text=True,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr
+    assert "could not be written" in done.stderr
+    assert done.returncode == (1 if good else 2)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["recall", "--input", "/nonexistent/nope.json"], ["bogus"], ["architecture", "--bogus"]],
+)
+def test_a_reader_gone_on_the_error_path_keeps_exit_2_without_a_traceback(
+    argv: list[str],
+) -> None:
+    """`reward-memory ... | true` on bad input: the pipe breaks while the error packet is
+    written (it used to escape main() as a BrokenPipeError, exit 1)."""
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody reads: the first write breaks the pipe
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "reward_memory", *argv, "--format", "json"],
+            stdin=subprocess.DEVNULL,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            check=False,
+            text=True,
+        )
+    finally:
+        os.close(writer)
+    assert "Traceback" not in done.stderr
+    assert "BrokenPipeError" not in done.stderr
+    assert done.returncode == 2

@@ -10,6 +10,8 @@ import pytest
 
 from reward_memory.cli import main
 
+ROOT = Path(__file__).resolve().parents[1]
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "experiment"
 
 
@@ -116,3 +118,14 @@ def test_an_error_about_the_registry_names_the_flag_as_typed(
     packet = json.loads(capsys.readouterr().out)
     assert code == 2
     assert packet["field_path"] == "--registry"
+
+
+def test_operator_control_markdown_is_the_originals_view(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = ROOT / "examples" / "operator" / "revoke-request.json"
+    argv = ["operator-control", "--input", str(path), "--action", "revoke", "--format", "markdown"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# Reward Memory\n")
+    assert "- status: `control_ready`" in out

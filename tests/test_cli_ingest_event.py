@@ -384,3 +384,18 @@ def test_an_unbuildable_provider_fails_open_with_exit_0(
     assert (code, packet["status"]) == (0, "provider_unavailable")
     assert packet["memory_available_for_recall"] is False
     assert packet["exact_readback_verified"] is False
+
+
+@pytest.mark.parametrize("version", [[], {"a": 1}, 5])
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_schema_version_that_is_no_string_is_an_error_packet(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], version: Any, wrapped: bool
+) -> None:
+    """It used to be an internal_error (exit 1): a list is unhashable."""
+    data: dict[str, Any] = _event()
+    if wrapped:
+        data = {"schema_version": version, "event": data}
+    else:
+        data["schema_version"] = version
+    code, packet = _run(capsys, "--input", _write(tmp_path, "e.json", data), *ROUTE)
+    _error(code, packet, "wrong_type", "$.schema_version")

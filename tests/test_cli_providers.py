@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -213,3 +214,14 @@ def test_provider_answering_a_malformed_inventory_is_failed(
     _valid(packet)
     assert packet["check"]["status"] == "failed"
     assert packet["check"].get("record_count") is None
+
+
+def test_a_location_that_is_no_utf8_is_refused_before_opening(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argv bytes that are no UTF-8 arrive as lone surrogates (it used to be exit 1)."""
+    target = os.fsdecode(os.fsencode(str(tmp_path)) + b"/\xff.db")
+    code = main(["providers", "--check", f"sqlite://{target}", "--format", "json"])
+    packet = json.loads(capsys.readouterr().out)
+    assert (code, packet["error_code"], packet["field_path"]) == (2, "unsafe_character", "--check")
+    assert list(tmp_path.iterdir()) == []

@@ -127,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except BrokenPipeError:  # e.g. `reward-memory ... | head`
+        _detach_stdout()
         return 0
     except SystemExit as exc:  # argparse's own --help
         return exc.code if isinstance(exc.code, int) else 0
@@ -199,8 +200,13 @@ def _dispatch(args: list[str]) -> int:
 
             sys.stdout.write(f"{PROG} {__version__}\n")
             return 0
-        top.print_help()
-        return 0 if "-h" in args or "--help" in args else 2
+        if "-h" in args or "--help" in args:
+            top.print_help()
+            return 0
+        # No verb is bad input like any other: the error packet on stdout (a caller
+        # reading JSON gets JSON), the help where a person looks.
+        top.print_help(sys.stderr)
+        return _fail("usage_error", "a verb is required", None)
     verb = args[0]
     if verb not in VERBS:
         raise UsageError(f"unknown verb {verb!r}; choose from: {', '.join(VERBS)}")
@@ -239,11 +245,24 @@ def _fail(code: str, message: str, path: str | None, *, exit_code: int = 2) -> i
 
     try:
         emit_error(code, message, path)
-    except BrokenPipeError:
-        raise
+    except BrokenPipeError:  # the reader went away (``| head``): the exit code still says it
+        _detach_stdout()
     except OSError:  # the error packet cannot be written either: still no traceback
         _output_lost()
     return exit_code
+
+
+def _detach_stdout() -> None:
+    """Point descriptor 1 at /dev/null after a broken pipe, so the interpreter's own flush
+    at exit does not report the pipe again (the Python docs' recipe for SIGPIPE)."""
+    import os  # only after a broken pipe
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no stdout left to point anywhere
+        pass
 
 
 def _output_lost() -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "read_json_input",
     "summary_lines",
     "write_json",
+    "write_text",
 ]
 
 # reward_memory._activation_registry.DEFAULT_ACTIVATION_PATH (a test holds the two
@@ -110,18 +111,30 @@ def emit(outcome: Outcome, output_format: str) -> None:
         write_json(outcome.packet)
         return
     if output_format == "markdown":
-        _write_text("\n".join(markdown_lines(outcome.packet)) + "\n\n")
+        write_text("\n".join(markdown_lines(outcome.packet)) + "\n\n")
         return
     lines = summary_lines(outcome.packet)
     lines.extend(outcome.text_lines)
-    _write_text("\n".join(lines) + "\n")
+    write_text("\n".join(lines) + "\n")
 
 
-def _write_text(text: str) -> None:
+def _stdout() -> Any:
+    """``sys.stdout``; a closed descriptor 1 (``>&-``: Python sets it to None) is an
+    ``OSError`` like any other stdout that cannot be written."""
+    out = sys.stdout
+    if out is None:
+        import errno  # only when stdout is gone
+
+        raise OSError(errno.EBADF, "stdout is closed")
+    return out
+
+
+def write_text(text: str) -> None:
+    out = _stdout()
     try:
-        sys.stdout.write(text)
+        out.write(text)
     except UnicodeEncodeError:  # a stdout that is not UTF-8: escape, never crash
-        sys.stdout.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+        out.write(text.encode("ascii", "backslashreplace").decode("ascii"))
 
 
 # The original's markdown view (reference 15.1): these keys, in this order, when present.
@@ -145,10 +158,11 @@ def write_json(document: Any) -> None:
     legacy console) gets the same JSON with ``\\u`` escapes instead of a crash:
     exit 1 is for our bugs, not for the caller's terminal.
     """
+    out = _stdout()
     try:
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     except UnicodeEncodeError:
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        out.write(json.dumps(document, indent=2) + "\n")
 
 
 def error_packet(code: str, message: str, path: str | None) -> dict[str, Any]:

@@ -183,7 +183,10 @@ def _configured(
     from reward_memory.errors import RecordValidationError
     from reward_memory.experiment import resolve_experiment
 
-    if data.get("schema_version") in EVENT_SCHEMAS:
+    version = data.get("schema_version")
+    if version is not None and not isinstance(version, str):  # a list is unhashable, too
+        raise _bad("must be a schema version string", "$.schema_version", "wrong_type")
+    if version in EVENT_SCHEMAS:
         data = {"event": data}  # the compact event itself
     _split(data, CONFIGURED_KEYS)
     event = data["event"]

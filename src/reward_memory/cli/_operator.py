@@ -215,10 +215,10 @@ def run(args: argparse.Namespace) -> Outcome:
             with contextlib.suppress(Exception):
                 provider.close()
     packet = to_plain(control)
-    if args.format == "json":
+    if args.format != "text":  # json, and the original's markdown view (reference 15.1)
         return Outcome(packet=packet)
     # The shared summary would print the whole replacement review ("decision"): say less.
-    import sys
+    from reward_memory.cli._common import write_text
 
     receipt = control.receipt
     lines = [
@@ -232,5 +232,5 @@ def run(args: argparse.Namespace) -> Outcome:
     ]
     if control.decision is not None:
         lines.append(f"  replacement_candidate: {control.decision.record.candidate_ref}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    write_text("\n".join(lines) + "\n")
     return Outcome(packet=packet, printed=True)

@@ -107,6 +107,12 @@ def _check(url: str, args: argparse.Namespace) -> ProviderCheck:
         raise RecordValidationError(
             "must be a provider URL such as sqlite:// or memory://", path="--check"
         )
+    try:  # argv bytes that are no UTF-8 arrive as lone surrogates: no location to open
+        given.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordValidationError(
+            "must be UTF-8 text", path="--check", code="unsafe_character"
+        ) from None
     location = given.partition("://")[2].partition("?")[0].partition("#")[0]
 
     def report(status: str, detail: str | None = None, **inventory: Any) -> ProviderCheck:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
-from reward_memory.cli._common import Outcome, read_json_input
+from reward_memory.cli._common import Outcome, read_json_input, write_json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +44,7 @@ def run(args: argparse.Namespace) -> Outcome:
     if args.action == "show":
         # A schema is printed as itself (always JSON): it is a document, not a packet.
         document = schemas.get_schema(args.name)
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        write_json(document)
         return Outcome(packet=document, printed=True)
     from reward_memory.records._plain import from_plain
     from reward_memory.records.catalog import SchemaValidation
