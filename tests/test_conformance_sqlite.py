@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+import threading
+from typing import TYPE_CHECKING, Any
 
 from reward_memory.providers.spi import ProviderScope
 from reward_memory.providers.sqlite import SQLiteProvider
@@ -41,6 +42,36 @@ class _LockedOutProvider(SQLiteProvider):
         self._holder.close()
 
 
+class _BusyProvider(SQLiteProvider):
+    """A provider whose lock another thread's bulk write holds (until it is closed).
+
+    Fault injection: the bulk write waits inside the lock, so any other call of this
+    provider can only finish by giving up at its timeout.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path=path)
+        self._inside, self._release = threading.Event(), threading.Event()
+        items = [(f"bulk-{i}", f"bulk {i}") for i in range(100)]
+        scope = ProviderScope(namespace="bulk", scope_ref="main")
+        self._bulk = threading.Thread(
+            target=lambda: self.write_many(scope=scope, items=items, timeout=60)
+        )
+        self._bulk.start()
+        self._inside.wait(10)
+
+    def _write(self, *args: Any) -> Any:
+        if not self._release.is_set():
+            self._inside.set()
+            self._release.wait(30)
+        return super()._write(*args)
+
+    def close(self) -> None:
+        self._release.set()
+        self._bulk.join(30)
+        super().close()
+
+
 class TestSQLiteConformance(ProviderConformance):
     def make_provider(self, tmp_path: Path) -> Provider:
         return SQLiteProvider(path=tmp_path / "memory.db")
@@ -53,6 +84,13 @@ class TestSQLiteConformance(ProviderConformance):
 
     def make_timeout_provider(self, tmp_path: Path) -> Provider | None:
         return _LockedOutProvider(tmp_path / "memory.db")
+
+
+class TestSQLiteBusyConformance(TestSQLiteConformance):
+    """Timeouts also bound the wait for the provider's own lock (another thread's call)."""
+
+    def make_timeout_provider(self, tmp_path: Path) -> Provider | None:
+        return _BusyProvider(tmp_path / "memory.db")
 
 
 class TestSQLiteThroughDiscoveryConformance(ProviderConformance):

@@ -79,10 +79,14 @@ class Context:
 
     @contextlib.contextmanager
     def seeding(self) -> Iterator[None]:
-        """Count the provider calls inside the block as the fixture's (the corpus owner's)."""
+        """Count the provider calls inside the block as the fixture's (the corpus owner's),
+        and the files it writes too (a new store's file is the fixture's, not the case's)."""
+        from reward_memory.evaluation.external import not_counted  # noqa: PLC0415
+
         self.provider.enter("fixture")
         try:
-            yield
+            with not_counted():
+                yield
         finally:
             self.provider.enter("case")
 

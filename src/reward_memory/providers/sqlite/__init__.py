@@ -6,9 +6,12 @@ Location
     when ``XDG_DATA_HOME`` is unset or not absolute). URLs: ``sqlite://`` (that default)
     or ``sqlite:///abs/path/memory.db``, options in the query string
     (``sqlite:///abs/memory.db?timeout=5&busy_timeout_ms=2000``). Constructing a
-    provider touches nothing on disk; the file and its parent directories are created
-    by the first ``write``. Reading, searching, deleting in or inventorying a store
-    that does not exist yet answers "empty" without creating it.
+    provider touches nothing on disk; the file (mode ``0o600``) and its missing parent
+    directories (``0o700``) are created by the first ``write``, readable by their owner
+    only; an existing file or directory keeps its mode. Reading, searching, deleting in
+    or inventorying a store that does not exist yet, or an empty file, answers "empty"
+    without creating it. A path that is not a regular file (a device, a FIFO, also
+    through a symlink) is refused before SQLite opens it.
 
 Durability
     WAL journal with ``synchronous=NORMAL`` (the default): a commit is in the WAL,
@@ -30,13 +33,15 @@ Concurrency
     and neither do searches (see Indexing). A
     call that cannot finish in time raises :class:`ProviderUnavailable` with
     ``reason_code="provider_timeout"``; a store that cannot be opened or read
-    (missing permissions, not a database, a newer schema) raises it with
-    ``provider_unavailable``. Within a process, one connection is shared behind a
+    (missing permissions, not a database, a damaged schema, a newer schema) raises
+    it with ``provider_unavailable``. Within a process, one connection is shared behind a
     lock: SQLite serialises a connection anyway, a file has one writer at a time,
     reads take well under a millisecond, and one connection can be closed
-    deterministically (per-thread connections leak when threads end). Open one
-    provider per thread when reads must run in parallel. After ``fork`` the
-    child opens its own connection.
+    deterministically (per-thread connections leak when threads end). A call waits
+    for that lock only as long as its timeout (``provider_timeout`` after it). Open
+    one provider per thread when reads must run in parallel. After ``fork`` the
+    child gets a fresh lock (a thread of the parent may have held it) and opens its
+    own connection.
 
 Schema (``PRAGMA user_version`` = :data:`SCHEMA_VERSION`, ``application_id`` marks the file)
     ``scopes`` maps (namespace, scope_ref, peer — ``''`` for none) to a small integer
@@ -78,7 +83,10 @@ Full-text search (FTS5)
        that hold the most of the common terms, newest first among equals, with
        ``score=None``. Each common term is looked up on its own with a row-id
        range, because FTS5 seeks a single term to a row id cheaply, whereas its
-       AND operator first walks the doclists from their start.
+       AND operator first walks the doclists from their start. Row ids are shared
+       by every scope in the file, so when that window holds too few matches
+       (another scope wrote much since), each common term's newest matches below
+       it are taken instead, found through the term's scope prefix alone.
 
     Summaries are a window of at most 200 characters around the first query
     term found, with an ellipsis wherever text was left out.

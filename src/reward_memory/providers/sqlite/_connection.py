@@ -12,12 +12,14 @@ import contextlib
 import math
 import os
 import sqlite3
+import stat
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from reward_memory.errors import ProviderUnavailable
+from reward_memory.errors import ProviderUnavailable, RewardMemoryError
 from reward_memory.providers.sqlite._schema import configure
 
 if TYPE_CHECKING:
@@ -67,6 +69,7 @@ class _Store:
         self._scope_ids: dict[tuple[str, str, str], int] = {}
         self._pending_scope: tuple[tuple[str, str, str], int] | None = None
         self._closed = False
+        _STORES.add(self)
 
     def _commit(self, conn: sqlite3.Connection) -> None:
         # A commit is never interrupted by the deadline: it is bounded by one fsync,
@@ -100,11 +103,15 @@ class _Store:
         seconds = self._timeout if limit is None else limit
         deadline = time.monotonic() + seconds
         delay = 0.001
-        with self._lock:
-            if self._closed:
-                raise ProviderUnavailable(
-                    "the sqlite provider is closed", reason_code="provider_closed"
-                )
+        # Another thread's call (a bulk write) may hold the lock for long: wait for it
+        # only as long as this call may take.
+        if not self._lock.acquire(timeout=min(seconds, threading.TIMEOUT_MAX)):
+            raise ProviderUnavailable(
+                f"the sqlite store did not answer within {seconds:g} s",
+                reason_code="provider_timeout",
+            )
+        try:
+            self.check_open()
             while True:
                 try:
                     conn = self._connection(create=create, seconds=seconds)
@@ -134,12 +141,42 @@ class _Store:
                         ) from exc
                     time.sleep(min(delay, max(remaining, 0.0)))
                     delay = min(delay * 2, 0.05)
+                except ValueError as exc:
+                    if isinstance(exc, RewardMemoryError):
+                        raise
+                    # A damaged file: schema text or an error message that is not UTF-8
+                    # (UnicodeDecodeError), or a row this code cannot decode.
+                    if self._conn is not None:
+                        self._rollback(self._conn)
+                    self._discard()
+                    raise ProviderUnavailable(
+                        f"the sqlite store cannot be used ({type(exc).__name__})"
+                    ) from None
                 except OSError as exc:  # creating or inspecting the store's directory
                     # Not chained: an OSError names the caller's path, and a logged
                     # traceback would print it.
                     raise ProviderUnavailable(
                         f"the sqlite store's location cannot be used ({type(exc).__name__})"
                     ) from None
+        finally:
+            self._lock.release()
+
+    def check_open(self) -> None:
+        """Raise ``ProviderUnavailable`` (``provider_closed``) once :meth:`close` ran."""
+        if self._closed:
+            raise ProviderUnavailable(
+                "the sqlite provider is closed", reason_code="provider_closed"
+            )
+
+    def _after_fork_in_child(self) -> None:
+        # The lock may have been held by a thread of the parent that does not exist here:
+        # it would never be released. The parent's connection is never used again.
+        self._lock = threading.RLock()
+        if self._conn is not None:
+            self._orphans.append(self._conn)
+            self._conn = None
+        self._pending_scope = None
+        self._deadline = math.inf
 
     def _arm(self, conn: sqlite3.Connection, deadline: float) -> None:
         """Bound SQLite's lock waits and statement time by the call's deadline."""
@@ -162,17 +199,40 @@ class _Store:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
 
-    def _exists(self) -> bool:
-        """Does the store file exist? ``ProviderUnavailable`` if it never could."""
+    def _prepare_file(self, *, create: bool) -> bool:
+        """Is there a regular file to open (created, private, when ``create``)?
+
+        Anything else (a device, a FIFO, a socket, also through a symlink) is refused
+        before SQLite opens it: SQLite would read and write it, and put its journal
+        beside it (``/dev/null-journal``). ``ProviderUnavailable`` when it never could be.
+        """
         path = Path(self._path)
-        if path.exists():
-            return True
-        parent = path.parent
-        while not parent.exists() and parent.parent != parent:
-            parent = parent.parent
-        if not parent.is_dir():
-            raise ProviderUnavailable("the sqlite store's location is not a directory")
-        return False
+        if create:
+            _make_private_dirs(path.parent)
+            # Created here, not by SQLite, so that it is private from the start (SQLite
+            # gives its WAL and shared-memory files the database file's mode). An
+            # existing store keeps its mode; so does a concurrent creator's.
+            # Only when absent: opening an existing store for writing would be a write of
+            # this process's own (an audit hook counts it, as the evaluation does).
+            if not os.path.lexists(path):
+                with contextlib.suppress(FileExistsError):
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            mode = path.stat().st_mode  # follows symlinks: the file SQLite would open
+        except (FileNotFoundError, NotADirectoryError):
+            if create:  # a dangling symlink, or a file where a directory should be
+                raise
+            parent = path.parent
+            while not parent.exists() and parent.parent != parent:
+                parent = parent.parent
+            if not parent.is_dir():
+                raise ProviderUnavailable(
+                    "the sqlite store's location is not a directory"
+                ) from None
+            return False
+        if not stat.S_ISREG(mode):
+            raise ProviderUnavailable("the sqlite store's location is not a regular file")
+        return True
 
     def _connection(self, *, create: bool, seconds: float) -> sqlite3.Connection | None:
         pid = os.getpid()
@@ -183,10 +243,8 @@ class _Store:
             # disturb the parent's locks. Keep it referenced so it is never finalised.
             self._orphans.append(self._conn)
             self._conn = None
-        if not create and not self._exists():
+        if not self._prepare_file(create=create):
             return None
-        if create:
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
         uri = Path(self._path).as_uri() + ("?mode=rwc" if create else "?mode=rw")
         conn = sqlite3.connect(
             uri,
@@ -197,13 +255,43 @@ class _Store:
             cached_statements=64,
         )
         try:
-            self._configure(conn)
+            is_store = self._configure(conn, create=create)
         except BaseException:
             conn.close()
             raise
+        if not is_store:  # an empty file: a read answers "empty" and leaves it empty
+            conn.close()
+            return None
         self._conn, self._pid, self._busy_set = conn, pid, -1
         return conn
 
-    def _configure(self, conn: sqlite3.Connection) -> None:
+    def _configure(self, conn: sqlite3.Connection, *, create: bool) -> bool:
         conn.set_progress_handler(self._progress, 2000)
-        configure(conn, self._synchronous)
+        return configure(conn, self._synchronous, create=create)
+
+
+def _make_private_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents with mode 0o700 (existing ones stay).
+
+    ``Path.mkdir(parents=True, mode=...)`` gives the parents the umask's default mode,
+    which would make a new store's directories readable by every local user.
+    """
+    missing: list[Path] = []
+    while not directory.exists() and directory.parent != directory:
+        missing.append(directory)
+        directory = directory.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+
+
+_STORES: Final[weakref.WeakSet[_Store]] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for store in list(_STORES):
+        store._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)

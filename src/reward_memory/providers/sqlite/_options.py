@@ -6,7 +6,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from reward_memory.errors import ProviderConfigError
 
@@ -103,3 +103,39 @@ def _url_option(name: str, raw: str) -> object:
 
 def _shown(name: str) -> str:
     return repr(name) if _OPTION_NAME.fullmatch(name) else "(not an identifier)"
+
+
+def url_options(url: str) -> dict[str, Any]:
+    """The constructor options a ``sqlite://`` URL names (see ``SQLiteProvider.from_url``)."""
+    from urllib.parse import parse_qsl, unquote  # noqa: PLC0415 - only URL users pay
+
+    prefix = "sqlite://"
+    if not isinstance(url, str) or url[: len(prefix)].lower() != prefix:
+        raise ProviderConfigError(
+            "a sqlite provider URL is sqlite:// (the default location), or sqlite:// then"
+            " an absolute file path"
+        )
+    rest = url[len(prefix) :]
+    if "#" in rest:
+        raise ProviderConfigError("a sqlite provider URL takes no fragment")
+    location, _, query = rest.partition("?")
+    if location and not location.startswith("/"):
+        raise ProviderConfigError(
+            "a sqlite provider URL names no host: sqlite:// then an absolute file path"
+            " (three slashes in all)"
+        )
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
+        path = unquote(location, errors="strict") if location else None
+    except (ValueError, UnicodeDecodeError):
+        raise ProviderConfigError("the sqlite provider URL is malformed") from None
+    options: dict[str, Any] = {}
+    for name, raw in pairs:
+        if name in options:
+            raise ProviderConfigError(f"option {_shown(name)} is given twice")
+        options[name] = _url_option(name, raw)
+    if path is not None:
+        if re.match(r"/[A-Za-z]:[/\\]", path) and os.name == "nt":
+            path = path[1:]
+        options["path"] = path
+    return options

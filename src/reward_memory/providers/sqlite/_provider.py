@@ -6,7 +6,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, Self
+from typing import TYPE_CHECKING, Final, NamedTuple, Self
 
 from reward_memory.errors import ProviderConfigError, RecordValidationError
 from reward_memory.grammars import check_token
@@ -39,8 +39,8 @@ from reward_memory.providers.sqlite._options import (
     _checked_synchronous,
     _checked_timeout,
     _shown,
-    _url_option,
     default_path,
+    url_options,
 )
 from reward_memory.providers.sqlite._schema import (
     COUNT,
@@ -150,38 +150,7 @@ class SQLiteProvider(_Store):
                 a fragment, a malformed query, or an unknown or invalid option. Nothing
                 is created on disk in any case.
         """
-        from urllib.parse import parse_qsl, unquote  # noqa: PLC0415 - only URL users pay
-
-        prefix = "sqlite://"
-        if not isinstance(url, str) or url[: len(prefix)].lower() != prefix:
-            raise ProviderConfigError(
-                "a sqlite provider URL is sqlite:// (the default location), or sqlite:// then"
-                " an absolute file path"
-            )
-        rest = url[len(prefix) :]
-        if "#" in rest:
-            raise ProviderConfigError("a sqlite provider URL takes no fragment")
-        location, _, query = rest.partition("?")
-        if location and not location.startswith("/"):
-            raise ProviderConfigError(
-                "a sqlite provider URL names no host: sqlite:// then an absolute file path"
-                " (three slashes in all)"
-            )
-        try:
-            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
-            path = unquote(location, errors="strict") if location else None
-        except (ValueError, UnicodeDecodeError):
-            raise ProviderConfigError("the sqlite provider URL is malformed") from None
-        options: dict[str, Any] = {}
-        for name, raw in pairs:
-            if name in options:
-                raise ProviderConfigError(f"option {_shown(name)} is given twice")
-            options[name] = _url_option(name, raw)
-        if path is not None:
-            if re.match(r"/[A-Za-z]:[/\\]", path) and os.name == "nt":
-                path = path[1:]
-            options["path"] = path
-        return cls(**options)
+        return cls(**url_options(url))
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
@@ -227,8 +196,14 @@ class SQLiteProvider(_Store):
         scope = check_scope(scope)
         limit = check_timeout(timeout)
         skey = _scope_key(scope)
+        try:
+            iterator = iter(items)
+        except TypeError:
+            raise RecordValidationError(
+                "must be an iterable of (key, content) pairs", path="$.items", code="wrong_type"
+            ) from None
         prepared: list[_Item] = []
-        for index, item in enumerate(items):
+        for index, item in enumerate(iterator):
             if not isinstance(item, tuple) or len(item) != 2:
                 raise RecordValidationError(
                     "must be a (key, content) pair", path=f"$.items[{index}]", code="wrong_type"
@@ -237,7 +212,10 @@ class SQLiteProvider(_Store):
                 prepared.append(_prepare(skey, *item))
             except RecordValidationError as exc:
                 raise exc.under(f"items[{index}]") from None
-        return self._write_prepared(skey, prepared, limit) if prepared else ()
+        if not prepared:  # nothing to write, but a closed provider still says so
+            self.check_open()
+            return ()
+        return self._write_prepared(skey, prepared, limit)
 
     def _write_prepared(
         self, skey: tuple[str, str, str], items: list[_Item], limit: float | None
@@ -312,9 +290,14 @@ class SQLiteProvider(_Store):
         limit = check_timeout(timeout)
         skey = _scope_key(scope)
 
+        deleted = False
+
         def op(conn: sqlite3.Connection) -> bool:
+            nonlocal deleted
+            # Kept across _call's retries: when the erase after the delete's commit meets
+            # a busy lock, the retry finds nothing left to delete but must still say so.
             scope_id = self._scope_id(conn, skey)
-            deleted = (
+            deleted = deleted or (
                 scope_id is not None
                 and digest is not None
                 and bool(conn.execute(SELECT_DIGEST, (scope_id, digest)).fetchall())
@@ -323,8 +306,8 @@ class SQLiteProvider(_Store):
             self._erase(conn)  # also when nothing was found: a retry finishes an earlier erase
             return deleted
 
-        deleted = self._call(limit, create=False, op=op, empty=lambda: False)
-        return DeleteResult(ref=ref, deleted=deleted)
+        found = self._call(limit, create=False, op=op, empty=lambda: False)
+        return DeleteResult(ref=ref, deleted=found)
 
     def inventory(self, *, scope: ProviderScope, timeout: float | None = None) -> Inventory:
         """Availability, corpus presence, record count and index presence for ``scope``."""

@@ -99,11 +99,21 @@ BY_ID: Final = "SELECT ref, content FROM documents WHERE id = ? AND scope_id = ?
 WINDOW: Final = (
     "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid BETWEEN ? AND ?"
 )
+OLDER: Final = (
+    "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? AND rowid < ? "
+    "ORDER BY rowid DESC LIMIT ?"
+)
 
 
-def configure(conn: sqlite3.Connection, synchronous: str) -> None:
-    """Set the connection's pragmas and bring the file to :data:`SCHEMA_VERSION`."""
-    _refuse_foreign(conn)  # before any pragma that writes to the file (journal_mode does)
+def configure(conn: sqlite3.Connection, synchronous: str, *, create: bool = True) -> bool:
+    """Set the connection's pragmas and bring the file to :data:`SCHEMA_VERSION`.
+
+    Returns ``False``, having written nothing, for a file that holds no store yet
+    (empty, or a fresh SQLite file) when ``create`` is false: reads leave it as it is.
+    """
+    # Before any pragma that writes to the file (journal_mode does).
+    if not _refuse_foreign(conn) and not create:
+        return False
     (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
     if str(mode).lower() != "wal":
         raise ProviderUnavailable("the sqlite store cannot use WAL journaling here")
@@ -113,6 +123,7 @@ def configure(conn: sqlite3.Connection, synchronous: str) -> None:
     conn.execute("PRAGMA secure_delete = ON")  # deleted content is zeroed, not left behind
     conn.execute("PRAGMA journal_size_limit = 67108864")
     _migrate(conn)
+    return True
 
 
 _MARK_AND_OBJECTS: Final = (
@@ -121,20 +132,22 @@ _MARK_AND_OBJECTS: Final = (
 )
 
 
-def _refuse_foreign(conn: sqlite3.Connection) -> None:
+def _refuse_foreign(conn: sqlite3.Connection) -> bool:
     """Leave another application's SQLite file as it is: refuse it before touching it.
 
     Ours carries :data:`APPLICATION_ID`; a new store carries none and holds nothing.
     A file marked by another application, or unmarked with tables of its own, is not a
-    store (``_migrate`` checks again under its write lock).
+    store (``_migrate`` checks again under its write lock). Returns whether the file
+    is marked as a store already.
     """
     # One statement, so one snapshot: another process may be creating the store right
     # now (its tables and its mark land in one commit), and two reads could see each side.
     app, objects = conn.execute(_MARK_AND_OBJECTS).fetchone()
     if app == APPLICATION_ID:
-        return
+        return True
     if app != 0 or objects:
         raise ProviderUnavailable("the sqlite file is not a reward-memory store")
+    return False
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

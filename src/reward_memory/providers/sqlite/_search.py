@@ -12,7 +12,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Final
 
 from reward_memory.providers.spi import SearchHit
-from reward_memory.providers.sqlite._schema import BY_ID, PROBE, RANKED, WINDOW
+from reward_memory.providers.sqlite._schema import BY_ID, OLDER, PROBE, RANKED, WINDOW
 from reward_memory.providers.sqlite._terms import fts_string, summary
 
 if TYPE_CHECKING:
@@ -113,6 +113,15 @@ def _fill(
         complete = sum(1 for doc, n in matched.items() if n == len(terms) and doc not in seen)
         if complete >= wanted:
             break
+    if sum(1 for doc in matched if doc not in seen) < wanted:
+        # Row ids are shared by every scope in the file, so other scopes' writes (or the
+        # scope's own later documents) can leave a common term's matches all below the
+        # window: then take each term's newest matches below it, which the scope prefix
+        # of the term bounds to this scope (FTS5 walks a single term's doclist backwards
+        # from a row id, stopping after the LIMIT).
+        for term in terms:
+            cursor = conn.execute(OLDER, (fts_string(scope_id, term), high + 1, wanted + len(seen)))
+            matched.update(row for (row,) in cursor)
     best = heapq.nlargest(wanted, ((n, doc) for doc, n in matched.items() if doc not in seen))
     hits = []
     for _, doc_id in best:
