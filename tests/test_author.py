@@ -561,3 +561,145 @@ def test_a_wrong_authority_or_provider_is_refused_when_the_object_is_made(
     with pytest.raises(RecordValidationError) as caught:
         _open(tmp_path, provider, **arguments)
     assert caught.value.path == path
+
+
+# -- the decorator meets descriptors, async callables and async models ----------------------
+
+
+def _seeded() -> rm.Experiment:
+    memory = _memory(InMemoryProvider())
+    memory.ingest(hard_event(), observed_at=OBSERVED, execute=True, now=NOW)
+    return memory
+
+
+def test_the_decorator_above_staticmethod_and_classmethod_keeps_their_kind() -> None:
+    """It used to bind ``self`` into a staticmethod (TypeError) and call a classmethod
+    object (TypeError on every call)."""
+    memory = _seeded()
+
+    class Planner:
+        @memory.boundary(PLANNING, queries=lambda issue: [issue], apply_memory=applying)
+        @staticmethod
+        def plain(issue: str) -> dict[str, Any]:
+            return {"plan": issue}
+
+        @memory.boundary(PLANNING, queries=lambda cls, issue: [issue], apply_memory=applying)
+        @classmethod
+        def of_class(cls, issue: str) -> dict[str, Any]:
+            return {"plan": issue, "by": cls.__name__}
+
+    applied = {"plan": "scope selection", "memory": True}
+    assert Planner.plain("scope selection") == applied
+    assert Planner().plain("scope selection") == applied
+    assert Planner.of_class("scope selection") == {**applied, "by": "Planner"}
+    assert Planner().of_class("scope selection") == {**applied, "by": "Planner"}
+
+
+def test_an_object_with_an_async_call_is_wrapped_as_a_coroutine() -> None:
+    """Its call returns a coroutine: the recall runs after it, off the event loop (it used
+    to recall on the coroutine object itself, blocking the loop, and never apply)."""
+    memory = _seeded()
+
+    class Plan:
+        async def __call__(self, issue: str) -> dict[str, Any]:
+            return {"plan": issue}
+
+    plan = memory.boundary(PLANNING, queries=lambda issue: [issue], apply_memory=applying)(Plan())
+    assert asyncio.run(plan("scope selection")) == {"plan": "scope selection", "memory": True}
+
+
+def test_an_async_model_callback_works_on_the_async_paths() -> None:
+    memory = _seeded()
+    seen: list[str] = []
+
+    async def model(base: Any, items: Any) -> Any:
+        await asyncio.sleep(0)
+        seen.append("model")
+        return applying(base, items)
+
+    @memory.boundary(PLANNING, queries=lambda issue: [issue], apply_memory=model)
+    async def plan(issue: str) -> dict[str, Any]:
+        return {"plan": issue}
+
+    async def main() -> tuple[Any, Any]:
+        outcome = await memory.arecall(
+            PLANNING,
+            queries=["scope selection"],
+            base_output={"plan": 1},
+            apply_memory=model,
+            application_id="app-1",
+            now=NOW,
+        )
+        return outcome, await plan("scope selection")
+
+    outcome, planned = asyncio.run(main())
+    assert outcome.status == "applied"
+    assert planned == {"plan": "scope selection", "memory": True}
+    assert seen == ["model", "model"]
+
+
+def test_a_generator_function_or_a_bad_queries_argument_is_refused_when_decorated() -> None:
+    memory = _memory(InMemoryProvider())
+    boundary = memory.boundary(PLANNING, queries=lambda issue: [issue], apply_memory=applying)
+    with pytest.raises(TypeError):
+
+        @boundary
+        def steps(issue: str) -> Any:
+            yield issue
+
+    with pytest.raises(TypeError):
+
+        @boundary
+        async def async_steps(issue: str) -> Any:
+            yield issue
+
+    with pytest.raises(TypeError):
+        memory.boundary(PLANNING, queries=["scope selection"])  # type: ignore[arg-type]
+
+
+def test_a_walk_over_several_corpora_keeps_one_deadline() -> None:
+    """README: the binding's timeout_seconds bounds the whole recall. A surface of three
+    corpora on a slow store used to take three timeouts (each corpus its own deadline)."""
+    import time
+
+    data = walk_config()
+    data["project_provider_binding"]["timeout_seconds"] = 1
+    slow = InMemoryProvider(slow_seconds=0.7)
+    memory = rm.open_experiment_from(
+        goal(), data, agent_id="agent:patcher", authority=authority(),
+        read_authority=_reader, provider=slow,
+    )  # fmt: skip
+    started = time.monotonic()
+    outcome = memory.recall(
+        PLANNING,
+        queries=["scope selection"],
+        base_output={"plan": 1},
+        apply_memory=applying,
+        application_id="app-1",
+        now=NOW,
+    )
+    took = time.monotonic() - started
+    assert outcome.output == {"plan": 1}  # nothing in the store: the base output
+    assert took < 1.6, took  # one deadline (1 s) and one late answer, never three
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"query": "scope selection", "query_summary": "scope", "limit": 99},
+        {"query": "scope selection"},
+    ],
+)
+def test_a_query_mapping_holds_exactly_its_two_fields(query: dict[str, Any]) -> None:
+    """An unknown field is refused, never dropped unseen (reference gap 8)."""
+    memory = _seeded()
+    outcome = memory.recall(
+        PLANNING,
+        queries=[query],
+        base_output={"plan": 1},
+        apply_memory=applying,
+        application_id="app-1",
+        now=NOW,
+    )
+    assert outcome.packet.status == "guard_rejected"
+    assert outcome.output == {"plan": 1}

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -438,9 +437,14 @@ class Experiment:
         )
 
     async def arecall(self, surface_id: str, **kwargs: Any) -> RecallOutcome:
-        """The asyncio twin of :meth:`recall` (a worker thread)."""
+        """The asyncio twin of :meth:`recall` (a worker thread); an ``apply_memory`` that is a
+        coroutine function runs on this event loop."""
         import asyncio  # noqa: PLC0415
 
+        from reward_memory._memory_boundary import on_loop  # noqa: PLC0415
+
+        if kwargs.get("apply_memory") is not None:
+            kwargs["apply_memory"] = on_loop(kwargs["apply_memory"], asyncio.get_running_loop())
         return await asyncio.to_thread(functools.partial(self.recall, surface_id, **kwargs))
 
     def automatic_recall(
@@ -488,48 +492,39 @@ class Experiment:
         when callables) get the function's own arguments. The caller gets the
         applied output, or the function's own output on *any* memory failure
         (never an exception because of memory); an exception of the function
-        itself propagates. Coroutine functions are wrapped as coroutines.
+        itself propagates. Coroutine functions (and callables returning awaitables)
+        are wrapped as coroutines, a ``staticmethod`` or ``classmethod`` keeps its
+        kind, a generator function is refused (see :mod:`reward_memory._memory_boundary`).
         """
 
-        def decorate(function: F) -> F:
-            def through(output: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-                try:
-                    outcome = self.recall(
-                        surface_id,
-                        queries=queries(*args, **kwargs),
-                        base_output=output,
-                        application_id=_value(application_id, args, kwargs),
-                        artifact_ref=_value(artifact_ref, args, kwargs),
-                        apply_memory=apply_memory,
-                        context=context(*args, **kwargs) if context is not None else None,
-                    )
-                except (KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException:  # noqa: BLE001 - memory never breaks the caller
-                    return output
-                return outcome.output if outcome.status == "applied" else output
+        from reward_memory._memory_boundary import decorate  # noqa: PLC0415
 
-            if inspect.iscoroutinefunction(function):
+        for name, value in (("queries", queries), ("context", context)):
+            if value is not None and not callable(value):
+                raise TypeError(f"boundary: {name} must be a callable of the function's arguments")
 
-                @functools.wraps(function)
-                async def awrapper(*args: Any, **kwargs: Any) -> Any:
-                    output = await function(*args, **kwargs)
-                    import asyncio  # noqa: PLC0415
+        def through(output: Any, args: tuple[Any, ...], kwargs: dict[str, Any], model: Any) -> Any:
+            try:
+                outcome = self.recall(
+                    surface_id,
+                    queries=queries(*args, **kwargs),
+                    base_output=output,
+                    application_id=_value(application_id, args, kwargs),
+                    artifact_ref=_value(artifact_ref, args, kwargs),
+                    apply_memory=model,
+                    context=context(*args, **kwargs) if context is not None else None,
+                )
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException:  # noqa: BLE001 - memory never breaks the caller
+                return output
+            return outcome.output if outcome.status == "applied" else output
 
-                    try:
-                        return await asyncio.to_thread(through, output, args, kwargs)
-                    except Exception:  # noqa: BLE001
-                        return output
+        def wrap(function: F) -> F:
+            wrapped: F = decorate(function, through, apply_memory)
+            return wrapped
 
-                return awrapper  # type: ignore[return-value]
-
-            @functools.wraps(function)
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                return through(function(*args, **kwargs), args, kwargs)
-
-            return wrapper  # type: ignore[return-value]
-
-        return decorate
+        return wrap
 
 
 def _authority_source(

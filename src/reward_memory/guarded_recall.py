@@ -55,6 +55,7 @@ provider-binding mismatch is a guard reason, not an exception.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any, Final
 
@@ -240,6 +241,7 @@ def recall(
     clock: Callable[[], float] | None = None,
     standing_policy: StandingPolicy | None = None,
     authority: AuthoritySource | None = None,
+    deadline: float | None = None,
 ) -> RecallSession:
     """Guarded recall from one corpus and surface (build the request, then execute it).
 
@@ -247,7 +249,8 @@ def recall(
     session's packet says ``guard_blocked``, ``provider_unavailable``,
     ``completed`` or ``empty`` (only ``KeyboardInterrupt`` and ``SystemExit``
     raised inside a provider propagate). The binding's ``timeout_seconds`` bounds
-    the whole recall, kept on ``clock`` (default :func:`time.monotonic`). Raises
+    the whole recall, kept on ``clock`` (default :func:`time.monotonic`); ``deadline``,
+    a time on that clock, ends it earlier (a walk over several corpora shares one). Raises
     :class:`RecordValidationError` only for programmer errors (an argument that
     is not the expected record, a naive ``now``, a clock that is not callable).
 
@@ -274,8 +277,21 @@ def recall(
     ticks = time.monotonic if clock is None else _check_clock(clock)
     packet = build_recall_request(request, corpus=corpus, checkpoint=checkpoint, binding=binding)
     vouched = None if authority is None else _vouched_by(authority, moment)
+    if deadline is not None and (
+        isinstance(deadline, bool) or not isinstance(deadline, int | float) or math.isnan(deadline)
+    ):
+        raise RecordValidationError(
+            "deadline must be a time on the clock (seconds)", path="$.deadline", code="wrong_type"
+        )
     return execute(
-        packet, binding, provider, moment, ticks, policy=standing_policy, vouched=vouched
+        packet,
+        binding,
+        provider,
+        moment,
+        ticks,
+        policy=standing_policy,
+        vouched=vouched,
+        until=deadline,
     )
 
 

@@ -39,6 +39,7 @@ errors raise: a runtime that is not an :class:`ExperimentRuntime`, an
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Union
 
@@ -46,7 +47,6 @@ import attrs
 
 from reward_memory._frozen import frozen
 
-# The ingest hook lives in its own module; it is part of this module's surface.
 # The ingest hook lives in its own module and is part of this module's surface.
 from reward_memory._ingest_hook import ABSENT_PROVIDER as _ABSENT
 from reward_memory._ingest_hook import (
@@ -199,6 +199,9 @@ def _provider_for(providers: Any, corpus_id: str) -> Any:
     return _ABSENT if providers is None else providers
 
 
+_QUERY_KEYS: Final = ("query", "query_summary")
+
+
 def _queries(value: Any, max_queries: int) -> tuple[RecallQuery, ...]:
     if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
         raise RecordValidationError("queries must be a list", path="$.queries", code="wrong_type")
@@ -213,6 +216,19 @@ def _queries(value: Any, max_queries: int) -> tuple[RecallQuery, ...]:
         elif isinstance(query, str):
             out.append(RecallQuery(query=query, query_summary=DEFAULT_QUERY_SUMMARY))
         elif isinstance(query, Mapping):
+            # Exactly its two fields: an unknown one is refused, never dropped unseen.
+            for key in query:
+                if key not in _QUERY_KEYS:
+                    raise RecordValidationError(
+                        "unknown field", path=f"$.queries[{index}].{key}", code="unknown_field"
+                    )
+            for key in _QUERY_KEYS:
+                if key not in query:
+                    raise RecordValidationError(
+                        "required field is missing",
+                        path=f"$.queries[{index}].{key}",
+                        code="missing_field",
+                    )
             out.append(RecallQuery(query=query["query"], query_summary=query["query_summary"]))
         else:
             raise RecordValidationError(
@@ -355,7 +371,15 @@ def run_recall(
     last: RecallSession | None = None
     hit: RecallSession | None = None
     calls = 0
+    # One deadline for the whole walk (the project binding's timeout, which every corpus
+    # of the surface shares): a corpus that times out does not restart the clock for the
+    # next one, so a surface of N corpora is never N timeouts long.
+    deadline = time.monotonic() + min(
+        (corpus_route.binding.timeout_seconds for corpus_route in route.corpora), default=0
+    )
     for corpus_route in route.corpora:
+        if time.monotonic() >= deadline:
+            break
         try:
             session = recall(
                 request,
@@ -368,6 +392,7 @@ def run_recall(
                 # No authority source: nobody vouches, so no record acts (authority is
                 # never inferred; the standing policy only narrows a source's word).
                 authority=_NOBODY if authority is None else authority,
+                deadline=deadline,
             )
         except (KeyboardInterrupt, SystemExit):
             raise

@@ -222,6 +222,7 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     known: tuple[str, Parsed] | None = None,
     policy: StandingPolicy | None = None,
     vouched: Callable[[Any], bool] | None = None,
+    until: float | None = None,
 ) -> RecallSession:
     """Run a guarded request packet (blocked: no provider call); never raises for a provider.
 
@@ -262,6 +263,8 @@ def execute(  # noqa: PLR0915 - the hot loop stays in one frame (locals, no call
     known_content, known_parsed = (None, None) if known is None else known
     try:
         deadline = clock() + binding.timeout_seconds
+        if until is not None and until < deadline:  # a walk over corpora shares one deadline
+            deadline = until
         search = provider.search
         read = provider.read
         for query in request.queries:
