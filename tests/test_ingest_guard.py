@@ -593,3 +593,18 @@ def test_a_time_bound_corpus_takes_only_what_is_young_enough_to_recall(
     )
     receipt, _ = _run("soft", {"corpus": corpus, "observed_at": observed_at})
     assert receipt.status == status, receipt.reason_codes
+
+
+def test_an_over_long_list_is_refused_at_once() -> None:
+    """jsonschema looked every item up through its $ref before it said 'too long':
+    200,000 action scopes (the schema allows 12) took seconds."""
+    import time
+
+    started = time.perf_counter()
+    receipt, provider = _run(
+        "soft", {"event": soft_event_data(requested_action_scopes=["a"] * 200_000)}
+    )
+    assert time.perf_counter() - started < 1.0
+    assert receipt.status == "guard_blocked"
+    assert receipt.guard.field_path == "$.requested_action_scopes"
+    assert provider.call_count() == 0

@@ -279,3 +279,21 @@ def test_wheel_schemas_equal_the_canonical_copy(built_wheel: Path) -> None:
         assert "reward_memory/py.typed" in archive.namelist()
     canonical = {path.name: path.read_bytes() for path in FILES}
     assert shipped == canonical
+
+
+def test_no_schema_allows_a_list_longer_than_the_early_bound() -> None:
+    """MAX_LIST_ITEMS is the largest maxItems of the bundled schemas (the early refusal
+    never refuses what a schema allows)."""
+    import re
+    from pathlib import Path
+
+    from reward_memory.schemas import MAX_LIST_ITEMS
+
+    folder = Path(__file__).resolve().parents[1] / "schemas"
+    bounds = [
+        int(found)
+        for path in folder.glob("*.schema.json")
+        for found in re.findall(r'"maxItems":\s*(\d+)', path.read_text("utf-8"))
+    ]
+    assert max(bounds) == MAX_LIST_ITEMS
+
