@@ -399,3 +399,31 @@ def test_a_schema_version_that_is_no_string_is_an_error_packet(
         data["schema_version"] = version
     code, packet = _run(capsys, "--input", _write(tmp_path, "e.json", data), *ROUTE)
     _error(code, packet, "wrong_type", "$.schema_version")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "error_code", "path"),
+    [
+        (lambda e: e.update(comment_body="the whole comment"), "unknown_field", "comment_body"),
+        (lambda e: e["source"].update(extra=1), "unknown_field", "source.extra"),
+        (lambda e: e.update(content_summary="keep\x00it"), "unsafe_character", "content_summary"),
+    ],
+)
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_an_event_that_is_no_modelled_event_is_an_error_packet(
+    tmp_path: Path,
+    store: Path,
+    capsys: pytest.CaptureFixture[str],
+    mutate: Any,
+    error_code: str,
+    path: str,
+    wrapped: bool,
+) -> None:
+    """DESIGN §8: bad input (unknown field, unsafe text) is an error packet, exit 2 (it
+    used to be a guard_blocked receipt, exit 0); the path is rooted in the file."""
+    event = _event()
+    mutate(event)
+    data = {"event": event} if wrapped else event
+    code, packet = _run(capsys, "--input", _write(tmp_path, "e.json", data), *ROUTE)
+    _error(code, packet, error_code, ("$.event." if wrapped else "$.") + path)
+    assert not store.exists()

@@ -24,9 +24,11 @@ never from the event; without it a hard-policy event is ``guard_blocked``
 replay deduplicates instead of conflicting; a dry run defaults to now.
 
 Bad input (unreadable file, unknown keys, an unavailable experiment, an
-unconfigured surface, a mismatched adapter) is an error packet, exit 2. An event
-the guards refuse is a receipt (``guard_blocked``), exit 0. No path or scope ref
-is printed.
+unconfigured surface, a mismatched adapter, an event that is no modelled event:
+an unknown field, unsafe text) is an error packet naming the field, exit 2 (the
+library's ``ingest`` reports such an event as ``guard_blocked``). An event the
+guards refuse, raw content included, is a receipt (``guard_blocked``), exit 0.
+No path or scope ref is printed.
 """
 
 from __future__ import annotations
@@ -186,7 +188,8 @@ def _configured(
     version = data.get("schema_version")
     if version is not None and not isinstance(version, str):  # a list is unhashable, too
         raise _bad("must be a schema version string", "$.schema_version", "wrong_type")
-    if version in EVENT_SCHEMAS:
+    wrapped = version not in EVENT_SCHEMAS
+    if not wrapped:
         data = {"event": data}  # the compact event itself
     _split(data, CONFIGURED_KEYS)
     event = data["event"]
@@ -210,10 +213,13 @@ def _configured(
     if adapter is not None and not isinstance(adapter, str):
         raise _bad("must be a string", "$.adapter", "wrong_type")
     try:
-        runtime.surface(surface_id, adapter=adapter)
+        route = runtime.surface(surface_id, adapter=adapter)
     except RecordValidationError as exc:
         path = {"$.surface_id": "$.event.surface_id"}.get(exc.path, exc.path)
         raise _bad(exc.message, path, exc.code) from None
+    from reward_memory.hooks import INGEST_ADAPTERS
+
+    _check_event(INGEST_ADAPTERS[route.adapter], event, wrapped)
     with Experiment(runtime, authority=authority) as memory:
         hook = memory.ingest(event, observed_at=observed_at, execute=args.execute)
     if hook.receipt is None:  # the router refused it before the ingest core ran
@@ -268,6 +274,7 @@ def _fixture(
                 parts[key] = strict_record(cls, data[key], schema, definition=definition)
         except RecordValidationError as exc:
             raise _under(f"$.{key}", exc) from None
+    _check_event(adapter, data["event"], wrapped=True)
     receipt = ingest(
         data["event"],
         adapter=adapter,
@@ -279,6 +286,21 @@ def _fixture(
         execute=False,  # a dry-run evaluation only: no provider is ever built here
     )
     return _outcome(receipt)
+
+
+def _check_event(adapter: str, event: Any, wrapped: bool) -> None:
+    """An input that is no modelled event (an unknown field, unsafe text) is bad input at
+    the CLI (DESIGN §8: an error packet naming the field, exit 2); the library's ingest
+    reports it as a ``guard_blocked`` receipt, as it does raw content here too (seeds)."""
+    from reward_memory.errors import RecordValidationError
+    from reward_memory.ingestion import _ALIASES, _event_proposal, _event_refusal
+
+    try:
+        _event_proposal(_ALIASES.get(adapter, adapter), event)
+    except RecordValidationError as exc:
+        if _event_refusal(exc) == "event_raw_content_refused":
+            return  # raw input is the guard's to refuse (seeds): a guard_blocked receipt
+        raise _under("$.event", exc) if wrapped else exc from None
 
 
 def _outcome(receipt: Any) -> Outcome:
