@@ -16,6 +16,7 @@ import attrs
 from reward_memory._operator_provider import closed_key, locate, plain_status
 from reward_memory.grammars import format_utc
 from reward_memory.records import _memo as m
+from reward_memory.records.execution_evidence import ExecutionEvidence, evidence_of
 from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt
 from reward_memory.records.recall import (
     FreshnessContext,
@@ -67,6 +68,18 @@ _trusted_receipt: Final = m.trusted(IngestReceipt)
 PASSED: Final = IngestGuard(passed=True, reason_codes=())
 
 
+def _evidence(readback: RecallPacket | None) -> ExecutionEvidence:
+    """The §11.1 evidence of the verification recall (one constant when none ran)."""
+    if readback is None:
+        if not _NO_EVIDENCE:
+            _NO_EVIDENCE.append(evidence_of(None))
+        return _NO_EVIDENCE[0]
+    return evidence_of(readback)
+
+
+_NO_EVIDENCE: list[ExecutionEvidence] = []
+
+
 class Receipt:
     """The receipt's fields as the loop fills them in (built once, at the end)."""
 
@@ -93,6 +106,7 @@ class Receipt:
             **more,
         }
         activated = status == "activated"
+        fields["execution_evidence"] = _evidence(fields["readback"])
         return _trusted_receipt(
             status=status,
             reason_codes=reasons,

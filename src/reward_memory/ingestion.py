@@ -82,6 +82,7 @@ from reward_memory.records.recall import (
     ProviderBinding,
 )
 from reward_memory.records.standing_policy import StandingPolicy
+from reward_memory.text import compact_text
 
 if TYPE_CHECKING:
     from reward_memory.authority import AuthoritySource
@@ -189,6 +190,32 @@ def _adapter_parts(adapter: str) -> tuple[type[Any], Callable[[Any], Proposal]]:
         parts = (ScopedFeedbackEvent, scoped_feedback_proposal)
     _ADAPTER_PARTS[adapter] = parts
     return parts
+
+
+# The adapter wrapper's constant fields (reference §9.5), per adapter.
+_WRAPPER: Final[dict[str, dict[str, str]]] = {
+    "issue_fix_maintainer_feedback": {
+        "adapter_schema_version": "issue_fix_reward_memory_event_v0",
+        "next_issue_fix_call": "run_issue_fix_patch_planning_reward_memory",
+    },
+    "scoped_feedback": {
+        "adapter_schema_version": "scoped_feedback_reward_memory_candidate_adapter_v0",
+        "event_schema_version": "scoped_feedback_reward_memory_event_v0",
+        "next_reward_memory_call": "explicit_function_boundary_recall",
+    },
+}
+
+
+def _event_fields(adapter: str, event: Any, proposal: Proposal) -> dict[str, str]:
+    """The event's own §9.5 fields: its ref (``issue_ref`` or ``feedback_ref``, CT 160) and
+    the digest of its compact summary (``event_summary_digest``, CT 500: never the text)."""
+    summary = proposal.content_summary  # the event's, compacted (CT 500) by the proposal
+    fields = {"event_summary_digest": hashlib.sha256(summary.encode()).hexdigest()[:16]}
+    name = "issue_ref" if adapter == "issue_fix_maintainer_feedback" else "feedback_ref"
+    ref = event.get(name) if isinstance(event, Mapping) else getattr(event, name, None)
+    if isinstance(ref, str):
+        fields[name] = compact_text(ref, limit=160, path=f"$.{name}")
+    return fields
 
 
 def _event_refusal(exc: RecordValidationError) -> str:
@@ -379,10 +406,12 @@ def ingest(
         corpus_id=corpus.corpus_id,
         policy_id=policy.policy_id,
         policy_digest=digest,
+        **_WRAPPER[adapter_id],
     )
 
     try:
         proposal = _event_proposal(adapter_id, event)
+        base.fields.update(_event_fields(adapter_id, event, proposal))
     except RecordValidationError as exc:
         refused = (_event_refusal(exc),)
         return base.done(

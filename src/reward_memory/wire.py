@@ -93,6 +93,9 @@ PACKET_TYPES: Final[dict[str, str]] = {
         "reward_memory.records.operator:OperatorControlReceipt"
     ),
     "reward_memory_revocation_record_v0": "reward_memory.records.operator:RevocationRecord",
+    "issue_fix_reward_memory_execution_evidence_v0": (
+        "reward_memory.records.execution_evidence:ExecutionEvidence"
+    ),
     "reward_memory_purge_tombstone_v0": "reward_memory.records.operator:PurgeTombstone",
     "reward_memory_explain_v0": "reward_memory.records.explain:Explanation",
     "reward_memory_activation_registry_v0": (

@@ -256,6 +256,20 @@ def enum(*choices: str, **kwargs: Any) -> Any:
     return tagged("enum", allowed, validator=validate, **kwargs)
 
 
+def optional_enum(*choices: str, **kwargs: Any) -> Any:
+    """One of a fixed set of wire words, or ``None`` (absent)."""
+    allowed = frozenset(choices)
+    listing = ", ".join(choices)
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is not None and (not isinstance(value, str) or value not in allowed):
+            raise RecordValidationError(
+                f"must be null or one of: {listing}", path=_path(attribute), code="invalid_value"
+            )
+
+    return tagged("optional_enum", allowed, default=None, validator=validate, **kwargs)
+
+
 def const(value: Any) -> Any:
     """A constant boundary flag: always emitted, never anything but ``value``."""
 

@@ -39,6 +39,9 @@ from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.grammars import check_token
 from reward_memory.records import _fields as f
+from reward_memory.records.execution_evidence import (  # noqa: TC001 - resolved at run time
+    ExecutionEvidence,
+)
 from reward_memory.records.recall import RecallPacket  # noqa: TC001 - resolved at run time
 
 __all__ = [
@@ -84,6 +87,7 @@ STATUS_REASON_CODES: Final[dict[str, frozenset[str]]] = {
 }
 INGEST_GUARD_RULE: Final = "standing_policy_checks_exact_owner_class_source_actor_scope_and_authority_without_semantic_routing"  # noqa: E501
 _DIGEST12: Final = re.compile(r"[0-9a-f]{12}")
+_DIGEST16: Final = re.compile(r"[0-9a-f]{16}")
 _PROVIDER_REF: Final = re.compile(r"provider-[0-9a-f]{20}")
 
 
@@ -172,11 +176,49 @@ def _optional_digest12(_: Any, attribute: attrs.Attribute[Any], value: Any) -> N
         )
 
 
+def _optional_digest16(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and (type(value) is not str or not _DIGEST16.fullmatch(value)):
+        raise RecordValidationError(
+            "must be 16 lower-case hex", path=f"$.{attribute.name}", code="invalid_format"
+        )
+
+
+AdapterSchema = Literal[
+    "issue_fix_reward_memory_event_v0", "scoped_feedback_reward_memory_candidate_adapter_v0"
+]
+
+
 def _optional_provider_ref(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and (type(value) is not str or not _PROVIDER_REF.fullmatch(value)):
         raise RecordValidationError(
             "must be an opaque provider- ref", path=f"$.{attribute.name}", code="invalid_format"
         )
+
+
+# The §9.5 wrapper fields of each adapter (True: issue_fix_maintainer_feedback), and the
+# constants among them.
+_WRAPPER_VALUES: Final[dict[bool, dict[str, str]]] = {
+    True: {
+        "adapter_schema_version": "issue_fix_reward_memory_event_v0",
+        "next_issue_fix_call": "run_issue_fix_patch_planning_reward_memory",
+    },
+    False: {
+        "adapter_schema_version": "scoped_feedback_reward_memory_candidate_adapter_v0",
+        "event_schema_version": "scoped_feedback_reward_memory_event_v0",
+        "next_reward_memory_call": "explicit_function_boundary_recall",
+    },
+}
+_WRAPPER_FIELDS: Final[dict[bool, frozenset[str]]] = {
+    True: frozenset({"adapter_schema_version", "next_issue_fix_call", "issue_ref"}),
+    False: frozenset(
+        {
+            "adapter_schema_version",
+            "event_schema_version",
+            "next_reward_memory_call",
+            "feedback_ref",
+        }
+    ),
+}
 
 
 @frozen(kw_only=True)
@@ -216,6 +258,23 @@ class IngestReceipt:
     grants_new_action_authority: Literal[False] = f.const(False)
     raw_content_captured: Literal[False] = f.const(False)
     raw_provider_payload_captured: Literal[False] = f.const(False)
+    # The adapter wrapper's fields (reference §9.5): which event, its summary's digest
+    # (never the summary), the verification recall's evidence (§11.1) and the next call.
+    # Optional on input: a receipt written before they existed still reads.
+    adapter_schema_version: AdapterSchema | None = f.optional_enum(*get_args(AdapterSchema))
+    event_schema_version: Literal["scoped_feedback_reward_memory_event_v0"] | None = (
+        f.optional_enum("scoped_feedback_reward_memory_event_v0")
+    )
+    issue_ref: str | None = f.optional_text(160)
+    feedback_ref: str | None = f.optional_text(160)
+    event_summary_digest: str | None = attrs.field(default=None, validator=_optional_digest16)
+    execution_evidence: ExecutionEvidence | None = None
+    next_issue_fix_call: Literal["run_issue_fix_patch_planning_reward_memory"] | None = (
+        f.optional_enum("run_issue_fix_patch_planning_reward_memory")
+    )
+    next_reward_memory_call: Literal["explicit_function_boundary_recall"] | None = f.optional_enum(
+        "explicit_function_boundary_recall"
+    )
 
     def __attrs_post_init__(self) -> None:
         activated = self.status == "activated"
@@ -258,3 +317,23 @@ class IngestReceipt:
                 path="$.deduplicated",
                 code="inconsistent_receipt",
             )
+        self._check_wrapper()
+
+    def _check_wrapper(self) -> None:
+        """The §9.5 fields name this receipt's adapter, and only that adapter's fields."""
+        issue_fix = self.adapter == "issue_fix_maintainer_feedback"
+        own = _WRAPPER_FIELDS[issue_fix]
+        for name, expected in _WRAPPER_VALUES[issue_fix].items():
+            if getattr(self, name) not in (None, expected):
+                raise RecordValidationError(
+                    f"is {expected} for the {self.adapter} adapter",
+                    path=f"$.{name}",
+                    code="inconsistent_receipt",
+                )
+        for name in _WRAPPER_FIELDS[not issue_fix] - own:
+            if getattr(self, name) is not None:
+                raise RecordValidationError(
+                    f"belongs to the other adapter's receipt (null for {self.adapter})",
+                    path=f"$.{name}",
+                    code="inconsistent_receipt",
+                )
