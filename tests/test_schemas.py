@@ -296,4 +296,3 @@ def test_no_schema_allows_a_list_longer_than_the_early_bound() -> None:
         for found in re.findall(r'"maxItems":\s*(\d+)', path.read_text("utf-8"))
     ]
     assert max(bounds) == MAX_LIST_ITEMS
-
