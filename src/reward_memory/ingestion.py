@@ -82,7 +82,6 @@ from reward_memory.records.recall import (
     ProviderBinding,
 )
 from reward_memory.records.standing_policy import StandingPolicy
-from reward_memory.text import compact_text
 
 if TYPE_CHECKING:
     from reward_memory.authority import AuthoritySource
@@ -158,14 +157,15 @@ def _next_recall(corpus_id: str, surface_ids: tuple[str, ...]) -> NextRecall:
 # -- inputs -------------------------------------------------------------------------------
 
 
-def _event_proposal(adapter: str, event: Any) -> Proposal:
+def _event_proposal(adapter: str, event: Any) -> tuple[Any, Proposal]:
+    """(the typed event, its proposal)."""
     # A mapping (a module's JSON) is typed here in one strict pass, with the
     # schema's error when it has one: the same verdict and error as the
     # adapter's schema-then-record boundary, without jsonschema on every call.
     event_type, to_proposal = _ADAPTER_PARTS.get(adapter) or _adapter_parts(adapter)
     if type(event) is not event_type and isinstance(event, Mapping):
         event = strict_packet(dict(event), event_type)
-    return to_proposal(event)
+    return event, to_proposal(event)
 
 
 # adapter id -> (its event record class, its proposal mapping): imported on first
@@ -206,16 +206,15 @@ _WRAPPER: Final[dict[str, dict[str, str]]] = {
 }
 
 
-def _event_fields(adapter: str, event: Any, proposal: Proposal) -> dict[str, str]:
+def _event_fields(adapter: str, event: Any, proposal: Proposal) -> dict[str, Any]:
     """The event's own §9.5 fields: its ref (``issue_ref`` or ``feedback_ref``, CT 160) and
     the digest of its compact summary (``event_summary_digest``, CT 500: never the text)."""
     summary = proposal.content_summary  # the event's, compacted (CT 500) by the proposal
-    fields = {"event_summary_digest": hashlib.sha256(summary.encode()).hexdigest()[:16]}
     name = "issue_ref" if adapter == "issue_fix_maintainer_feedback" else "feedback_ref"
-    ref = event.get(name) if isinstance(event, Mapping) else getattr(event, name, None)
-    if isinstance(ref, str):
-        fields[name] = compact_text(ref, limit=160, path=f"$.{name}")
-    return fields
+    return {  # the typed event's ref: already compact and scanned (CT 160)
+        "event_summary_digest": hashlib.sha256(summary.encode()).hexdigest()[:16],
+        name: getattr(event, name),
+    }
 
 
 def _event_refusal(exc: RecordValidationError) -> str:
@@ -410,8 +409,8 @@ def ingest(
     )
 
     try:
-        proposal = _event_proposal(adapter_id, event)
-        base.fields.update(_event_fields(adapter_id, event, proposal))
+        typed, proposal = _event_proposal(adapter_id, event)
+        base.fields.update(_event_fields(adapter_id, typed, proposal))
     except RecordValidationError as exc:
         refused = (_event_refusal(exc),)
         return base.done(

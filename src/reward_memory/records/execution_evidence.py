@@ -21,6 +21,7 @@ import attrs
 from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 from reward_memory.records import _fields as f
+from reward_memory.records import _memo as m
 from reward_memory.records.recall import QueryEvidence  # noqa: TC001 - resolved at run time
 
 __all__ = [
@@ -110,11 +111,31 @@ class ExecutionEvidence:
 
 
 def evidence_of(packet: Any) -> ExecutionEvidence:
-    """The evidence of an ingest's verification recall ``packet`` (``None``: none ran)."""
-    minimum = MinimumEvidence(
-        query_evidence=() if packet is None else packet.query_evidence,
+    """The evidence of an ingest's verification recall ``packet`` (``None``: none ran).
+
+    ``packet`` is a checked :class:`~reward_memory.records.recall.RecallPacket` (its
+    query evidence already records, its count a count): the evidence is made from it
+    without re-running the validators, and its verdict is :func:`_derived`'s, so the
+    record's invariants hold by construction (``tests/test_ingest_wrapper_fields.py``
+    loads it back through the validating constructors).
+    """
+    minimum = _trusted_minimum(
+        query_kind="ingest_verification",
+        query_evidence=() if packet is None else tuple(packet.query_evidence),
         provider_call_count=0 if packet is None else packet.provider_call_count,
         exact_readback_verified=packet is not None and packet.result_readback_verified is True,
+        application_receipt=None,
     )
     result, unknowns = _derived(minimum)
-    return ExecutionEvidence(verified_result=result, unknowns=unknowns, minimum_evidence=minimum)
+    return _trusted_evidence(
+        schema_version=EXECUTION_EVIDENCE_SCHEMA,
+        verified_result=result,
+        unknowns=unknowns,
+        minimum_evidence=minimum,
+        claim_policy=CLAIM_POLICY,
+        raw_content_captured=False,
+    )
+
+
+_trusted_minimum: Final = m.trusted(MinimumEvidence)
+_trusted_evidence: Final = m.trusted(ExecutionEvidence)
