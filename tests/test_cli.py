@@ -275,3 +275,21 @@ def test_bad_input_never_prints_a_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stdout + result.stderr
     error_of(result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("argv", "path"),
+    [
+        (["recall"], "--input"),
+        (["architecture", "--format", "yaml"], "--format"),
+        (["architecture", "--bogus"], "--bogus"),
+        (["recall", "--input"], "--input"),
+    ],
+)
+def test_a_usage_error_names_the_option(
+    capsys: pytest.CaptureFixture[str], argv: list[str], path: str
+) -> None:
+    """README: bad input gets a packet naming the field path (it was null for these)."""
+    assert main(argv) == 2
+    packet = json.loads(capsys.readouterr().out)
+    assert (packet["error_code"], packet["field_path"]) == ("usage_error", path)

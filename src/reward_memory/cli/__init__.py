@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse's own --help
         return exc.code if isinstance(exc.code, int) else 0
     except UsageError as exc:
-        return _fail("usage_error", str(exc), None)
+        return _fail("usage_error", str(exc), _usage_path(str(exc)))
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
         from reward_memory.errors import RecordValidationError, RewardMemoryError
 
@@ -148,6 +148,21 @@ _GLOBAL_OPTIONS: Final = ("--format", "--registry")
 # The verbs that read an activation registry (``--activation``, alias ``--registry``):
 # for any other, a global ``--registry`` is the original's global option, unused.
 _REGISTRY_VERBS: Final = frozenset({"configure", "experiment-status", "ingest-event"})
+
+
+def _usage_path(message: str) -> str | None:
+    """The option argparse's message is about (``argument --format: invalid choice``, ``the
+    following arguments are required: --input``, ``unrecognized arguments: --bogus``)."""
+    import re  # only on a usage error
+
+    found = re.match(
+        r"(?:argument (--?[\w-]+)(?:/[^:]*)?:|the following arguments are required: (--?[\w-]+)"
+        r"|unrecognized arguments: (--?[\w-]+))",
+        message,
+    )
+    if found is None:
+        return None
+    return next(part for part in found.groups() if part)
 
 
 def _as_spelled(path: str | None, args: list[str]) -> str | None:
