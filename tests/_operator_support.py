@@ -95,7 +95,7 @@ def accepted_review(
     summary: str = "Lead the review summary with the risk.", *, expires_at: str | None = None
 ) -> CandidateReview:
     """The accepted review ingest activates (the same candidate, reviewed the same way)."""
-    proposal = _event_proposal("scoped_feedback", soft_event_data(summary))
+    _, proposal = _event_proposal("scoped_feedback", soft_event_data(summary))
     if expires_at is not None:
         proposal = attrs.evolve(proposal, expires_at=expires_at)
     packet = propose(proposal, UNVERIFIED_CHECKPOINT, now=NOW)

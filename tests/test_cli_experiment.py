@@ -337,3 +337,26 @@ def test_a_malformed_activation_file_is_an_error_packet_naming_it(
     assert (packet["error_code"], packet["field_path"]) == (case.code, path)
     assert str(tmp_path) not in captured.out
     assert (target.read_bytes() if target.exists() else None) == before  # never overwritten
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["configure", "--goal-id", "issue-fix", "--config", "config.json", "--agent", "a:b"],
+        ["experiment-status", "--goal-id", "issue-fix", "--agent-id", "agent:patcher"],
+        ["ingest-event", "--input", "event.json", "--goal-id", "g", "--agent-id", "a:b"],
+    ],
+)
+def test_an_activation_file_named_dash_is_refused(
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """'-' was stdin for experiment-status, a file named '-' for ingest-event, and both for
+    configure --execute (it read stdin and wrote ./-)."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--activation", "-", "--format", "json"]) == 2
+    packet = json.loads(capsys.readouterr().out)
+    assert (packet["error_code"], packet["field_path"]) == ("usage_error", "--activation")
+    assert list(tmp_path.iterdir()) == []

@@ -120,7 +120,7 @@ def test_text_check(capsys: pytest.CaptureFixture[str]) -> None:
         (["--check", "memory://", "--timeout", "inf"], "invalid_value", "--timeout"),
         (["--check", "memory://", "--timeout", "nan"], "invalid_value", "--timeout"),
         (["--check", "memory://", "--timeout", "1e20"], "invalid_value", "--timeout"),
-        (["--check", "memory://", "--timeout", "soon"], "usage_error", None),
+        (["--check", "memory://", "--timeout", "soon"], "usage_error", "--timeout"),
     ],
 )
 def test_bad_input_is_an_error_packet(

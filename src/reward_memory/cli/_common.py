@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from reward_memory._frozen import frozen
 from reward_memory.errors import RecordValidationError
 
+if TYPE_CHECKING:
+    import argparse
+
 __all__ = [
     "DEFAULT_ACTIVATION_PATH",
     "Outcome",
+    "add_activation_option",
     "emit",
     "emit_error",
     "read_json_input",
@@ -149,6 +153,30 @@ def markdown_lines(packet: Any) -> list[str]:
     lines.extend(f"- {key}: `{packet[key]}`" for key in _MARKDOWN_KEYS if key in packet)
     lines.extend(f"- {key}: `{value}`" for key, value in _counted(packet))
     return lines
+
+
+def _activation_file(value: str) -> str:
+    # "-" is no file here: configure writes the registry back, and a registry read from
+    # stdin would be written to a file named "-".
+    if value == "-":
+        raise ValueError(value)
+    return value
+
+
+_activation_file.__name__ = "activation registry file"  # argparse's "invalid ... value"
+
+
+def add_activation_option(parser: argparse.ArgumentParser) -> None:
+    """``--activation FILE`` (alias ``--registry``): the activation registry file."""
+    parser.add_argument(
+        "--activation",
+        "--registry",  # the original's name (its global --registry PATH)
+        dest="activation",
+        type=_activation_file,
+        default=DEFAULT_ACTIVATION_PATH,
+        metavar="FILE",
+        help=f"the activation registry file (default: {DEFAULT_ACTIVATION_PATH})",
+    )
 
 
 def write_json(document: Any) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reward_memory.cli._common import DEFAULT_ACTIVATION_PATH
+from reward_memory.cli._common import add_activation_option
 
 if TYPE_CHECKING:
     import argparse
@@ -56,14 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--execute", action="store_true", help="write the change (default: preview only)"
     )
-    parser.add_argument(
-        "--activation",
-        "--registry",  # the original's name (its global --registry PATH)
-        dest="activation",
-        default=DEFAULT_ACTIVATION_PATH,
-        metavar="FILE",
-        help=f"the activation registry file (default: {DEFAULT_ACTIVATION_PATH})",
-    )
+    add_activation_option(parser)
 
 
 def _option_path(path: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reward_memory.cli._common import DEFAULT_ACTIVATION_PATH
+from reward_memory.cli._common import add_activation_option
 
 if TYPE_CHECKING:
     import argparse
@@ -28,14 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add this verb's options."""
     parser.add_argument("--goal-id", required=True, metavar="G", help="the goal")
     parser.add_argument("--agent-id", required=True, metavar="A", help="the agent")
-    parser.add_argument(
-        "--activation",
-        "--registry",  # the original's name (its global --registry PATH)
-        dest="activation",
-        default=DEFAULT_ACTIVATION_PATH,
-        metavar="FILE",
-        help=f"the activation registry file (default: {DEFAULT_ACTIVATION_PATH})",
-    )
+    add_activation_option(parser)
 
 
 def run(args: argparse.Namespace) -> Outcome:

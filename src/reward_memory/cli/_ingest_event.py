@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from reward_memory.cli._common import DEFAULT_ACTIVATION_PATH
+from reward_memory.cli._common import add_activation_option
 
 if TYPE_CHECKING:
     import argparse
@@ -61,14 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", required=True, metavar="FILE", help="the event (or packet)")
     parser.add_argument("--goal-id", metavar="G", help="the configured goal (with --agent-id)")
     parser.add_argument("--agent-id", metavar="A", help="the allowlisted agent (with --goal-id)")
-    parser.add_argument(
-        "--activation",
-        "--registry",  # the original's name (its global --registry PATH)
-        dest="activation",
-        default=DEFAULT_ACTIVATION_PATH,
-        metavar="FILE",
-        help=f"the activation registry file (default: {DEFAULT_ACTIVATION_PATH})",
-    )
+    add_activation_option(parser)
     parser.add_argument("--authority", metavar="FILE", help="the authority-map file")
     parser.add_argument("--observed-at", metavar="T", help="first-observation time (UTC)")
     parser.add_argument(
