@@ -202,7 +202,7 @@ def test_conflicting_or_unknown_flags_exit_2(
         ("0", "invalid_value"),
         ("21", "invalid_value"),
         ("2x", "wrong_type"),
-        ("-1", "wrong_type"),
+        ("-1", "invalid_value"),  # a number out of range, as the library says
         ("1.5", "wrong_type"),
     ],
 )
@@ -290,3 +290,14 @@ def test_the_verbs_start_without_the_schema_and_converter_machinery(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("count", ["-1", "0", "99999"])
+def test_an_out_of_range_surface_count_gets_the_libraries_error(
+    count: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same value, the same error as route_check({... "surface_count": -1}): it was
+    wrong_type ("must be an integer") for a signed or long number."""
+    assert main(["route-check", f"--surface-count={count}", "--format", "json"]) == 2
+    packet = json.loads(capsys.readouterr().out)
+    assert (packet["error_code"], packet["field_path"]) == ("invalid_value", "$.surface_count")

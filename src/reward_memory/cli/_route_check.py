@@ -36,7 +36,7 @@ FLAGS: Final = (
     "performance_evidence",
 )
 _VALUED: Final = ("case_ref", "behavior_status", "surface_count", "edge_case_complexity")
-_COUNT: Final = re.compile(r"[0-9]{1,4}")
+_COUNT: Final = re.compile(r"[+-]?[0-9]{1,6}")  # a signed count: its range is the record's
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
