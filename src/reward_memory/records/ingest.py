@@ -24,8 +24,10 @@ Every outcome of :func:`reward_memory.ingestion.ingest` is one receipt:
 ``exact_readback_verified`` and ``memory_available_for_recall`` are true only
 for ``activated`` (the record enforces it). ``grants_new_action_authority`` is
 always false: authority comes from the caller's checkpoint, never from memory.
-The receipt holds refs, digests, counts and codes only: never the summary, the
-reasoning, the raw provider ref or payload (``provider_ref`` is opaque).
+The receipt holds refs, digests, counts and codes only: never the reasoning, the raw
+provider ref or payload (``provider_ref`` is opaque), and the summary only as a recall
+shows it -- the embedded verification ``readback`` is that recall's public packet, which
+carries a record's summary exactly when the corpus and the record are ``public_safe``.
 """
 
 from __future__ import annotations
