@@ -427,3 +427,14 @@ def test_an_event_that_is_no_modelled_event_is_an_error_packet(
     code, packet = _run(capsys, "--input", _write(tmp_path, "e.json", data), *ROUTE)
     _error(code, packet, error_code, ("$.event." if wrapped else "$.") + path)
     assert not store.exists()
+
+
+def test_a_binding_naming_a_document_is_named_where_the_file_has_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The full-packet route: the error names $.provider_binding.scope_ref (it named the
+    library's own argument, binding.scope_ref, which is no path in the file)."""
+    data = _fixture()
+    data["provider_binding"]["scope_ref"] = data["provider_binding"]["scope_ref"] + "/doc.json"
+    code, packet = _run(capsys, "--input", _write(tmp_path, "fx.json", data))
+    _error(code, packet, "invalid_value", "$.provider_binding.scope_ref")

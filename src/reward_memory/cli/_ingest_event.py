@@ -268,16 +268,22 @@ def _fixture(
         except RecordValidationError as exc:
             raise _under(f"$.{key}", exc) from None
     _check_event(adapter, data["event"], wrapped=True)
-    receipt = ingest(
-        data["event"],
-        adapter=adapter,
-        corpus=parts["corpus"],
-        standing_policy=parts["standing_policy"],
-        binding=parts["provider_binding"],
-        observed_at=_observed(args, data),
-        authority=authority,
-        execute=False,  # a dry-run evaluation only: no provider is ever built here
-    )
+    try:
+        receipt = ingest(
+            data["event"],
+            adapter=adapter,
+            corpus=parts["corpus"],
+            standing_policy=parts["standing_policy"],
+            binding=parts["provider_binding"],
+            observed_at=_observed(args, data),
+            authority=authority,
+            execute=False,  # a dry-run evaluation only: no provider is ever built here
+        )
+    except RecordValidationError as exc:
+        # The library names its own argument (binding.scope_ref): the file names the field.
+        if isinstance(exc.path, str) and exc.path.startswith("binding."):
+            raise _bad(exc.message, "$.provider_" + exc.path, exc.code) from None
+        raise
     return _outcome(receipt)
 
 
