@@ -334,3 +334,19 @@ def test_an_edit_given_the_store_reads_the_record_first(
     assert code == 0
     assert (packet["status"], packet["reason_codes"]) == ("lineage_conflict", ["record_purged"])
     assert packet["provider_call_count"] > 0
+
+
+@pytest.mark.parametrize("flag", ["--provider", "--binding"])
+def test_a_store_flag_a_dry_run_would_ignore_is_refused(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dry run reads nothing: a --provider (even nosuch://) or --binding given to it
+    was taken and ignored (exit 0); route-check refuses flags it will not use, too."""
+    value = (
+        "nosuch://" if flag == "--provider" else _write(tmp_path / "b.json", to_plain(binding()))
+    )
+    code, packet = _cli(
+        capsys, "operator-control", "--input", str(EXAMPLES / "revoke-request.json"),
+        "--action", "revoke", flag, value,
+    )  # fmt: skip
+    assert (code, packet["field_path"]) == (2, flag)

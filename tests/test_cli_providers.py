@@ -225,3 +225,20 @@ def test_a_location_that_is_no_utf8_is_refused_before_opening(
     packet = json.loads(capsys.readouterr().out)
     assert (code, packet["error_code"], packet["field_path"]) == (2, "unsafe_character", "--check")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--namespace", "other"],
+        ["--scope-ref", "repository:x"],
+        ["--peer", "p"],
+        ["--timeout", "-5"],
+    ],
+)
+def test_an_option_of_check_without_check_is_refused(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["providers", *argv, "--format", "json"]) == 2
+    packet = json.loads(capsys.readouterr().out)
+    assert packet["field_path"] == argv[0]

@@ -180,33 +180,11 @@ def run(args: argparse.Namespace) -> Outcome:
             )
         # One strict pass; the schema runs only to name an error (reward_memory._boundary).
         request = strict_packet(data, OperatorControlRequest)
-    writes = args.execute and args.action != "edit"
-    if writes and (args.binding is None or args.provider is None):
-        raise _bad(
-            "--execute needs --provider and --binding",
-            "--provider" if args.provider is None else "--binding",
-            "missing_field",
-        )
-    binding = None
-    if args.binding is not None:
-        from reward_memory.cli._explain import read_bindings
-
-        found = read_bindings(args.binding)
-        if len(found) != 1:
-            raise _bad("--binding holds one provider binding", "--binding", "invalid_value")
-        binding = found[0]
-    provider = None
-    # An edit given the store looks at the record first (reads only): one already
-    # purged, revoked or retired gets no replacement (the library's rule).
-    looks = args.action == "edit" and args.provider is not None and binding is not None
-    if writes or looks:
-        from reward_memory.cli._recall import _open
-
-        provider = _open(args.provider)
+    provider, binding = _store(args)
     try:
         control = operator_control(
             request,
-            provider=provider,  # type: ignore[arg-type]  # an unreachable stand-in fails open
+            provider=provider,  # an unreachable stand-in fails open
             binding=binding,
             execute=args.execute,
         )
@@ -234,3 +212,40 @@ def run(args: argparse.Namespace) -> Outcome:
         lines.append(f"  replacement_candidate: {control.decision.record.candidate_ref}")
     write_text("\n".join(lines) + "\n")
     return Outcome(packet=packet, printed=True)
+
+
+def _store(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(the provider, its binding) the control uses: both to execute a write; both, for
+    reads only, for an edit; else none (a flag given and not used is refused)."""
+    writes = args.execute and args.action != "edit"
+    if writes and (args.binding is None or args.provider is None):
+        raise _bad(
+            "--execute needs --provider and --binding",
+            "--provider" if args.provider is None else "--binding",
+            "missing_field",
+        )
+    binding = None
+    if args.binding is not None:
+        from reward_memory.cli._explain import read_bindings
+
+        found = read_bindings(args.binding)
+        if len(found) != 1:
+            raise _bad("--binding holds one provider binding", "--binding", "invalid_value")
+        binding = found[0]
+    provider = None
+    # An edit given the store looks at the record first (reads only): one already
+    # purged, revoked or retired gets no replacement (the library's rule).
+    looks = args.action == "edit" and args.provider is not None and binding is not None
+    if not (writes or looks):
+        for option, given in (("--provider", args.provider), ("--binding", args.binding)):
+            if given is not None:  # it would be taken and ignored: a dry run reads nothing
+                raise _bad(
+                    f"{option} is used only with --execute (or by an edit given both)",
+                    option,
+                    "invalid_value",
+                )
+    if writes or looks:
+        from reward_memory.cli._recall import _open
+
+        provider = _open(args.provider)
+    return provider, binding

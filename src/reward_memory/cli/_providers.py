@@ -35,6 +35,15 @@ DEFAULT_TIMEOUT: Final = 5.0
 MAX_CHECK_TIMEOUT: Final = 3600.0
 
 
+# (the option, its dest, its default): what --check alone reads.
+_CHECK_OPTIONS: Final = (
+    ("--namespace", "namespace", DEFAULT_NAMESPACE),
+    ("--scope-ref", "scope_ref", DEFAULT_SCOPE_REF),
+    ("--peer", "peer", None),
+    ("--timeout", "timeout", DEFAULT_TIMEOUT),
+)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add this verb's options."""
     parser.add_argument(
@@ -191,6 +200,11 @@ def run(args: argparse.Namespace) -> Outcome:
     from reward_memory.records._plain import to_plain
     from reward_memory.records.providers import ProvidersReport
 
+    if args.check is None:
+        # Options of --check alone: given without it they would be taken and ignored.
+        for option, name, default in _CHECK_OPTIONS:
+            if getattr(args, name) != default:
+                raise RecordValidationError(f"{option} is used only with --check", path=option)
     check = _check(args.check, args) if args.check is not None else None
     providers = tuple(available_providers())
     report = ProvidersReport(
