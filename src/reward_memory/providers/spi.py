@@ -263,6 +263,13 @@ def check_query(query: object) -> str:
     """Require a search query string (a provider tokenises it; it is never syntax)."""
     if not isinstance(query, str):
         raise RecordValidationError("must be a string", path="$.query", code="wrong_type")
+    if not query.isascii():
+        try:  # a lone surrogate is no text a provider can send or index
+            query.encode("utf-8")
+        except UnicodeEncodeError:
+            raise RecordValidationError(
+                "must be text (it holds a lone surrogate)", path="$.query", code="unsafe_character"
+            ) from None
     return query
 
 

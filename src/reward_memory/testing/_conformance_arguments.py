@@ -70,7 +70,7 @@ class ArgumentConformance:
         with pytest.raises(RecordValidationError):
             provider.search(scope=scope, query="limit probe", limit=_BAD_LIMITS[case])  # type: ignore[arg-type]
 
-    @pytest.mark.parametrize("query", [None, 3, b"bytes", ["a"]])
+    @pytest.mark.parametrize("query", [None, 3, b"bytes", ["a"], "half \ud800 a pair"])
     def test_bad_query_is_rejected(
         self, provider: Provider, scope: ProviderScope, query: object
     ) -> None:

@@ -407,7 +407,7 @@ class InMemoryProvider:
         self._log_entries.append(("search", scope, query))
         if not isinstance(scope, ProviderScope):
             check_scope(scope)  # type: ignore[unreachable]  # untyped callers
-        if type(query) is not str:
+        if type(query) is not str or not query.isascii():
             query = check_query(query)
         if type(limit) is not int or not 1 <= limit <= MAX_SEARCH_LIMIT:
             limit = check_limit(limit)

@@ -28,6 +28,7 @@ from reward_memory.providers.spi import (
     WriteStatus,
     check_content,
     check_limit,
+    check_query,
     check_timeout,
 )
 
@@ -98,8 +99,7 @@ class ThirdPartyProvider:
     ) -> SearchResult:
         scope = self._open(scope, timeout)
         limit = check_limit(limit)
-        if not isinstance(query, str):
-            raise RecordValidationError("must be a string", path="$.query")
+        query = check_query(query)  # the SPI's helper: a string, and text (no lone surrogate)
         words = query.casefold().split()
         with self._lock:
             docs = [(ref, body) for (owner, ref), (_, body) in self._docs.items() if owner == scope]
