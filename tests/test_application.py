@@ -693,6 +693,10 @@ def _fullwidth(text: str) -> str:
 
 
 _CJK = "审查摘要必须少于四十个字并且总是引用对应的工单编号以便追踪"
+# Khmer, its words separated by zero-width spaces (as Khmer is written).
+_KHMER = "\u200b".join(
+    ["ខ្ញុំ", "ចង់", "ឲ្យ", "អ្នក", "ពិនិត្យ", "សង្ខេប", "ខ្លី", "ជានិច្ច"]
+)
 
 
 @pytest.mark.parametrize(
@@ -712,6 +716,11 @@ _CJK = "审查摘要必须少于四十个字并且总是引用对应的工单编
             "k\u200beep fi\u00adxes sco\u200dped to the",
         ),  # invisible characters put in
         (_CJK, "\u200b".join(_CJK[:12])),  # a zero-width space between CJK letters
+        (_KHMER, "note " + " ".join(_KHMER.split("\u200b")[1:7])),  # ZWSP: its word break
+        (
+            "Reviewer summary tone preference: keep replies short and cite the ticket",
+            "reviewer\u200bsummary\u200btone\u200bpreference\u200bkeep\u200breplies",
+        ),  # zero-width spaces for spaces
         ("Always cite the café ticket number", "always cite the cafe\u0301 ticket"),  # NFD
     ],
 )

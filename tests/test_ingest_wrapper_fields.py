@@ -128,3 +128,16 @@ def test_a_receipt_written_before_the_wrapper_fields_still_reads() -> None:
 
 def test_evidence_of_no_recall_is_the_not_called_verdict() -> None:
     assert evidence_of(None).verified_result == "ingest_provider_not_called"
+
+
+def test_evidence_that_is_not_the_readbacks_is_refused() -> None:
+    """The evidence is computed from the receipt's own readback: a dry run carrying an
+    activated run's evidence (or the reverse) does not load."""
+    activated = _loaded(ingest_soft(provider=InMemoryProvider(), execute=True))
+    planned = _loaded(ingest_soft(provider=InMemoryProvider(), execute=False))
+    for target, source in ((planned, activated), (activated, planned)):
+        forged = json.loads(json.dumps(target))
+        forged["execution_evidence"] = source["execution_evidence"]
+        with pytest.raises(RecordValidationError) as caught:
+            wire.load(forged)
+        assert caught.value.path == "$.execution_evidence"

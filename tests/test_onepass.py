@@ -591,7 +591,6 @@ def test_a_class_gets_its_builder_from_its_second_record_on() -> None:
     ("summary", "code"),
     [
         ("Keep it short: ghp_\u200ba1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "unsafe_text"),
-        ("\u200b\u200d", "empty_text"),
     ],
 )
 def test_load_stored_reads_invisible_characters_as_the_constructor_does(
@@ -602,3 +601,12 @@ def test_load_stored_reads_invisible_characters_as_the_constructor_does(
     with pytest.raises(RecordValidationError) as caught:
         load_stored(json.dumps(data))
     assert (caught.value.path, caught.value.code) == ("$.content_summary", code)
+
+
+def test_load_stored_reads_a_reversed_shape_after_an_override_as_the_constructor_does() -> None:
+    reversed_key = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"[::-1]
+    data = to_plain(active_record(14))
+    data["content_summary"] = f"Keep it short \u202e{reversed_key}\u202c"
+    with pytest.raises(RecordValidationError) as caught:
+        load_stored(json.dumps(data))
+    assert (caught.value.path, caught.value.code) == ("$.content_summary", "unsafe_text")

@@ -25,7 +25,6 @@ from reward_memory.text import (
     compact_text,
     find_unsafe,
     has_unsafe_character,
-    has_visible,
     prefilter_stops,
     require_safe,
 )
@@ -541,7 +540,7 @@ def test_compact_text_never_truncates_and_is_idempotent(value: str, limit: int) 
     collapsed = " ".join(value.split())
     if _UNSAFE_CHARACTER.search(value):
         expected = "unsafe_character"
-    elif not collapsed or not has_visible(collapsed):  # invisible characters only
+    elif not collapsed:
         expected = "empty_text"
     elif len(collapsed) > limit:
         expected = "text_too_long"
@@ -682,17 +681,20 @@ _KEY = "ghp_" + ALNUM36
         ("ghp_" + ALNUM36[:10] + "\u2060" + ALNUM36[10:], "credential"),  # word joiner
         ("ghp_" + ALNUM36[:10] + "\ufe0f" + ALNUM36[10:], "credential"),  # variation selector
         ("g\u0301hp_" + ALNUM36, "credential"),  # a combining accent
+        ("ghp_" + ALNUM36[:6] + "\u05b0" + ALNUM36[6:], "credential"),  # a Hebrew point
+        ("ghp_" + ALNUM36[:6] + "\U00016fe4" + ALNUM36[6:], "credential"),  # Khitan filler
+        ("ghp_" + ALNUM36[:6] + "\u2065" + ALNUM36[6:], "credential"),  # default-ignorable
+        ("ghp_" + ALNUM36[:6] + "\ufff0" + ALNUM36[6:], "credential"),
+        ("ghp_" + ALNUM36[:6] + "\U000e0002" + ALNUM36[6:], "credential"),  # a tag range
+        ("ghp_" + ALNUM36[:6] + "\u2800" + ALNUM36[6:], "credential"),  # braille blank
         ("\u202eghp_" + ALNUM36, "credential"),  # a bidi override
-        (
-            "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1dhunter2hunter2",
-            "credential",
-        ),  # fullwidth letters and sign
+        ("token \u202e" + _KEY[::-1] + "\u202c", "credential"),  # reversed after an override
+        ("see \u202e" + "/home/alice/.ssh/id_rsa"[::-1] + "\u202c", "local_path"),
         ("AKIA\u200dIOSFODNN7EXAMPLE", "credential"),
         ("/ho\u200bme/alice/.ssh/id_rsa", "local_path"),
-        ("see \uff0fhome\uff0falice\uff0fnotes", "local_path"),
     ],
 )
-def test_invisible_or_compatibility_characters_do_not_hide_a_shape(value: str, kind: str) -> None:
+def test_invisible_characters_do_not_hide_a_shape(value: str, kind: str) -> None:
     assert find_unsafe(value) == kind
     with pytest.raises(UnsafeTextError):
         compact_text(value, limit=500)
@@ -706,6 +708,12 @@ def test_invisible_or_compatibility_characters_do_not_hide_a_shape(value: str, k
         "a family emoji 👨\u200d👩\u200d👧 and a flag 🏳\ufe0f\u200d🌈",
         "한국어 문장입니다",
         "मानक हिन्दी",
+        "\u0645\u0631\u062d\u0628\u064b\u0627 \u200f",  # Arabic with a harakat and an RLM
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # Persian with a ZWNJ
+        # CJK prose after a credential word and a fullwidth colon (no compatibility folding)
+        "Password\uff1a\u5df2\u91cd\u7f6e",
+        "API key\uff1a\u8bf7\u5728\u8bbe\u7f6e\u4e2d\u67e5\u770b",
+        "\u914d\u7f6e\u8bf4\u660e\uff1a\u8d85\u65f6\uff1d30\u79d2",
     ],
 )
 def test_ordinary_non_ascii_text_stays_public_safe(value: str) -> None:
@@ -713,26 +721,21 @@ def test_ordinary_non_ascii_text_stays_public_safe(value: str) -> None:
     assert compact_text(value, limit=500) == value
 
 
-@pytest.mark.parametrize("value", ["\u200b", "\u200b \u200d", "\ufeff\u00ad", "\u3164"])
-def test_text_of_invisible_characters_only_is_empty(value: str) -> None:
-    with pytest.raises(UnsafeTextError) as caught:
-        compact_text(value, limit=500, path="$.summary")
-    assert (caught.value.code, caught.value.path) == ("empty_text", "$.summary")
-
-
-def test_every_format_character_is_invisible_to_the_scan() -> None:
+def test_every_format_mark_and_unassigned_character_is_hidden_from_the_scan() -> None:
     import unicodedata
 
-    from reward_memory.text import _INVISIBLE
+    from reward_memory.text import shown
 
-    missing = [
+    kept = [
         hex(code)
-        for code in range(0x110000)
-        if unicodedata.category(chr(code)) == "Cf" and _INVISIBLE.fullmatch(chr(code)) is None
+        for code in range(0x80, 0x110000)
+        if unicodedata.category(chr(code)) in ("Cf", "Mn", "Me", "Cn")
+        and not 0xD800 <= code <= 0xDFFF
+        and shown(chr(code)) != ""
     ]
-    assert missing == []
+    assert kept == []
 
 
-@pytest.mark.parametrize("value", ["\u00a8", "\u00b4", "\u02dc tilde", "\u0301x"])
+@pytest.mark.parametrize("value", ["\u00a8", "\u00b4", "\u02dc tilde"])
 def test_a_spacing_accent_is_text_a_reader_sees(value: str) -> None:
     assert compact_text(value, limit=50) == value

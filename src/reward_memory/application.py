@@ -348,6 +348,22 @@ def apply(
 def _repeats_withheld(
     summary: str, items: tuple[Any, ...], results: tuple[Any, ...], queries: tuple[Any, ...]
 ) -> bool:
+    """:func:`_repeats` with hidden characters deleted, then (for text that is not all
+    ASCII) read as word breaks: each reading catches what the other would miss."""
+    if _repeats(summary, items, results, queries, _fold):
+        return True
+    if summary.isascii() and all(item.content_summary.isascii() for item in items):
+        return False
+    return _repeats(summary, items, results, (), _fold_breaking)
+
+
+def _repeats(
+    summary: str,
+    items: tuple[Any, ...],
+    results: tuple[Any, ...],
+    queries: tuple[Any, ...],
+    fold: Callable[[str], str],
+) -> bool:
     """Whether the model's reasoning repeats what the public packet withholds: an item's
     raw provider ref, the summary of a record whose content is not exposed, or the exact
     text of a query (the receipt says ``exact_query_exposed: false``). The receipt is
@@ -364,7 +380,7 @@ def _repeats_withheld(
     is a repeat only whole, from :data:`_QUERY_WORDS` words on (a shorter one names a
     topic), and not when its summary, which the receipt publishes, is the same words.
     """
-    folded = _fold(summary)
+    folded = fold(summary)
     words: tuple[str, ...] | None = None
     dense: str | None = None
     for item, result in zip(items, results, strict=False):
@@ -372,7 +388,7 @@ def _repeats_withheld(
             return True
         if result.content_exposed:
             continue
-        withheld = _fold(item.content_summary)
+        withheld = fold(item.content_summary)
         if len(withheld) >= _REPEAT_MIN and withheld in folded:
             return True  # as text: a script without spaces is one "word"
         withheld_words = _words(withheld)
@@ -413,12 +429,21 @@ def _folded_words(text: str) -> tuple[str, ...]:
 
 
 def _fold(text: str) -> str:
-    # NFKC leaves ASCII as it is: only other text pays for it. Other text is read as the
-    # secret scan reads it (text.shown: without invisible characters and accents), then
-    # composed again (NFKC), so a zero-width space or a combining accent splits no word.
+    # NFKC leaves ASCII as it is: only other text pays for it. Other text is composed
+    # (NFKC: fullwidth letters are letters, an accent or a dakuten joins its letter),
+    # then read without what a reader does not see (text.shown), so a zero-width space
+    # or a stray combining mark inside a word does not split it.
     if text.isascii():
         return text.casefold()
-    return unicodedata.normalize("NFKC", shown(text)).casefold()
+    return shown(unicodedata.normalize("NFKC", text)).casefold()
+
+
+def _fold_breaking(text: str) -> str:
+    # The same, with each hidden character read as a space: in Khmer, Lao or Myanmar a
+    # zero-width space is the word separator, and deleting it would join the words.
+    if text.isascii():
+        return text.casefold()
+    return shown(unicodedata.normalize("NFKC", text), breaks=True).casefold()
 
 
 def _dense_repeat(runs: list[str], withheld: str, dense: str) -> bool:

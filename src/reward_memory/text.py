@@ -47,7 +47,6 @@ __all__ = [
     "compact_text",
     "find_unsafe",
     "has_unsafe_character",
-    "has_visible",
     "prefilter_stops",
     "require_safe",
     "require_safe_characters",
@@ -310,40 +309,58 @@ def find_unsafe(value: str) -> UnsafeKind | None:
 
 
 # Characters a reader does not see, which would split a shape so that the scan
-# misses it (``ghp_\u200b...``, ``/ho\u00adme/``): the format characters (Unicode
-# category Cf: zero-width, soft hyphen, bidi controls, tags), variation selectors,
-# the combining-mark blocks and the Hangul fillers. The scan reads a non-ASCII
-# value with these removed after NFKD (fullwidth and other compatibility letters
-# become the ASCII ones, accents come apart), so it sees what a reader sees.
-# ``tests/test_text.py`` holds the Cf part to ``unicodedata``.
-_INVISIBLE: Final = re.compile(
-    "[\u00ad\u0300-\u036f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
-    "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u1ab0-\u1aff\u1dc0-\u1dff"
-    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u20d0-\u20ff\u3164"
-    "\ufe00-\ufe0f\ufe20-\ufe2f\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd"
-    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
-)
+# misses it (``ghp_\u200b...``, ``/ho\u00adme/``): every format character (Unicode
+# category Cf: zero-width, soft hyphen, bidi controls, tags), every combining mark
+# (Mn, Me: accents, variation selectors, fillers such as U+16FE4), every unassigned
+# code point (Cn, where the default-ignorable ranges U+2065, U+FFF0-FFF8 and
+# U+E0000-E0FFF lie) and the blank letters (the Hangul fillers, the braille blank).
+# The scan reads a non-ASCII value without them (``shown``), so it sees the shape a
+# reader sees; decided per code point from ``unicodedata`` the first time the code
+# point is met, then by ``str.translate`` in C (the tables are bounded).
+_BLANKS: Final = frozenset({0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0})
+_HIDDEN_CATEGORIES: Final = frozenset({"Cf", "Mn", "Me", "Cn"})
+_TABLE_SIZE: Final = 65536
 
 
-def shown(value: str) -> str:
-    """``value`` as the scan reads it: the value itself when ASCII; otherwise its NFKD
-    form without the invisible characters (``_INVISIBLE``)."""
+class _Hidden(dict[int, "int | None"]):
+    """A ``str.translate`` table: hidden code points map to ``replacement``, others kept."""
+
+    def __init__(self, replacement: int | None) -> None:
+        super().__init__()
+        self.replacement = replacement
+
+    def __missing__(self, code: int) -> int | None:
+        hidden = code in _BLANKS or unicodedata.category(chr(code)) in _HIDDEN_CATEGORIES
+        kept = self.replacement if hidden else code
+        if len(self) < _TABLE_SIZE:
+            self[code] = kept
+        return kept
+
+
+_HIDDEN: Final = _Hidden(None)
+_HIDDEN_AS_SPACE: Final = _Hidden(0x20)
+
+
+def shown(value: str, *, breaks: bool = False) -> str:
+    """``value`` as the scan reads it: the value itself when ASCII; otherwise without the
+    hidden characters (``_Hidden``), or with each one read as a space (``breaks``: a
+    zero-width space separates words in Khmer, Lao or Myanmar text)."""
     if value.isascii():
         return value
-    return _INVISIBLE.sub("", unicodedata.normalize("NFKD", value))
+    return value.translate(_HIDDEN_AS_SPACE if breaks else _HIDDEN)
 
 
-def has_visible(value: str) -> bool:
-    """Whether ``value`` holds a character a reader sees: anything but whitespace and the
-    invisible characters (``_INVISIBLE``; a spacing accent such as ``¨`` is seen)."""
-    if value.isascii():
-        return not value.isspace() and bool(value)
-    return bool(_INVISIBLE.sub("", value).split())
+# Explicit bidi overrides: the text reads right to left from here, so a shape written
+# reversed after one is what a reader sees in order.
+_OVERRIDES: Final = ("\u202d", "\u202e")
 
 
 def _find_shape(value: str) -> UnsafeKind | None:
     if not value.isascii():
+        if any(mark in value for mark in _OVERRIDES):
+            found = _find_shape(shown(value)[::-1])
+            if found is not None:
+                return found
         value = shown(value)
     if (
         _trigger().search(value) is None
@@ -424,8 +441,7 @@ def compact_text(value: object, *, limit: int, path: str = "$", label: str = "te
     # whitespace and would silently turn them into spaces.
     require_safe_characters(value, path=path, label=label)
     text = " ".join(value.split())
-    if not text or not has_visible(text):
-        # Nothing a reader would see (only zero-width or other invisible characters).
+    if not text:
         raise UnsafeTextError(f"{label} must not be empty", path=path, code="empty_text")
     if len(text) > limit:
         raise UnsafeTextError(

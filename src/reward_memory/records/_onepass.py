@@ -44,7 +44,6 @@ from reward_memory.records._fields import KIND
 from reward_memory.text import (
     _find_shape,
     has_unsafe_character,
-    has_visible,
     prefilter_stops,
     shown,
 )
@@ -85,11 +84,13 @@ def all_safe(strings: list[str]) -> bool:
     joined = "\n".join(fresh)
     if has_unsafe_character(joined):
         return False
+    stops = True  # a bidi override: each string is read as the scan reads it (reversed too)
     if not joined.isascii():  # free text: the scan reads what a reader sees (text.shown)
-        if not all(has_visible(value) for value in fresh):
-            return False  # invisible characters only: compact_text refuses it as empty
-        joined = "\n".join([shown(value) for value in fresh])
-    if prefilter_stops(joined) and not all(_find_shape(value) is None for value in fresh):
+        if "\u202d" not in joined and "\u202e" not in joined:
+            stops = prefilter_stops(shown(joined))
+    else:
+        stops = prefilter_stops(joined)
+    if stops and not all(_find_shape(value) is None for value in fresh):
         return False
     if len(known) + len(fresh) > _SAFE_SIZE:
         known.clear()

@@ -320,6 +320,15 @@ class IngestReceipt:
                 code="inconsistent_receipt",
             )
         self._check_wrapper()
+        if self.execution_evidence is not None:
+            from reward_memory.records.execution_evidence import evidence_of  # noqa: PLC0415
+
+            if self.execution_evidence != evidence_of(self.readback):
+                raise RecordValidationError(
+                    "is derived from the receipt's readback (reference 9.5)",
+                    path="$.execution_evidence",
+                    code="inconsistent_receipt",
+                )
 
     def _check_wrapper(self) -> None:
         """The §9.5 fields name this receipt's adapter, and only that adapter's fields."""
