@@ -608,3 +608,24 @@ def test_an_over_long_list_is_refused_at_once() -> None:
     assert receipt.status == "guard_blocked"
     assert receipt.guard.field_path == "$.requested_action_scopes"
     assert provider.call_count() == 0
+
+
+def test_a_replay_without_a_time_never_adopts_a_record_recall_no_longer_returns() -> None:
+    """The adopted first observation is held to the corpus's clock too: a time-bound record
+    past its age is a conflict on replay, never 'index pending' (it would never show)."""
+    from datetime import timedelta
+
+    from _ingest_support import NOW
+
+    corpus = soft_corpus(
+        freshness=CorpusFreshness(mode="time_bound", source_revision=None, max_age_seconds=3600)
+    )
+    provider = InMemoryProvider()
+    first = ingest_soft(provider=provider, corpus=corpus, observed_at=None, now=NOW)
+    assert first.status == "activated"
+    later = NOW + timedelta(seconds=3601)
+    replay = ingest_soft(provider=provider, corpus=corpus, observed_at=None, now=later)
+    assert (replay.status, replay.reason_codes) == (
+        "conflict",
+        ("provider_target_content_conflict",),
+    )

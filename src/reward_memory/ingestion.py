@@ -480,6 +480,8 @@ def ingest(
             seen, stored = _observed(stamp)
         except RecordValidationError:
             return None
+        if freshness_reasons(corpus, seen, moment):
+            return None  # stale (or future) by the stored time: recall would never return it
         again = _activate(
             packet=packet,
             corpus=corpus,
