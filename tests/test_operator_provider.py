@@ -469,7 +469,9 @@ def test_a_retire_never_writes_the_requests_own_copy(provider: Any) -> None:
     assert provider.search(scope=scope, query="Rewritten board", limit=10).hits == ()
     assert all(SUMMARY in content for content in _everything(provider, record, forgotten=False))
     assert recall_soft(provider).packet.result_count == 1
-    # The stored record itself still retires.
+    # Its event still replays (the marker was taken back), and the record itself retires.
+    replay = ingest_soft(provider)
+    assert (replay.status, replay.deduplicated) == ("activated", True)
     assert _run(provider, record, "retire").status == "completed"
 
 
@@ -482,8 +484,10 @@ def test_a_control_of_a_record_the_store_does_not_hold_is_not_completed(
     control = _run(provider, record, action)
     assert (control.status, control.reason_codes) == ("lineage_conflict", ("record_not_found",))
     assert control.receipt.readback_verified is False
-    # Only the content-free closed marker is written: no control record, no copy.
-    assert provider.inventory(scope=binding(provider.provider_id).provider_scope).record_count == 1
+    # Nothing is left written (the closed marker is taken back), so ingest stays open.
+    assert provider.inventory(scope=binding(provider.provider_id).provider_scope).record_count == 0
+    assert control.receipt.provider_write_performed is False
+    assert ingest_soft(provider).status == "activated"
 
 
 def test_a_provider_other_than_the_bindings_is_refused_before_any_call(tmp_path: Path) -> None:

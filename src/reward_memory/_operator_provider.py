@@ -261,16 +261,20 @@ def execute_control(  # noqa: PLR0915 - the control's steps in order, each faili
         )
     # Only a record the store holds is controlled: nothing of it there is no control to
     # complete (a typo'd store, another provider), and a retire writes the stored record,
-    # retired -- never the request's copy, whose content could say anything. The marker
-    # stays (content-free): another control may have closed the record meanwhile, and
-    # taking it back could reopen a purged record for ingest.
+    # retired -- never the request's copy, whose content could say anything. A refused
+    # control takes back the marker it wrote, so ingest of that record stays open.
     refused = _not_held(action, located, record, written, searched_empty=searched_empty)
     if refused is not None:
+        kept, more = (
+            _take_back_marker(provider, scope, record, closed_ref, marker, timeout)
+            if closed_created
+            else (False, 0)
+        )
         return Outcome(
             status="lineage_conflict",
             reasons=(refused,),
-            write_performed=closed_created,
-            calls=calls,
+            write_performed=kept,
+            calls=calls + more,
         )
     # A purge leaves the tombstone alone: the revocation record's reasoning goes too.
     deletable = frozenset({"record", "revoked"} if action == "purge" else {"record"})
@@ -440,6 +444,40 @@ def _erase_finished(provider: Provider, scope: Any, record_ref: str, timeout: fl
     except Exception:  # noqa: BLE001 - fails open as a partial control
         return False
     return True
+
+
+def _take_back_marker(  # noqa: PLR0917 - one private call site
+    provider: Provider,
+    scope: ProviderScope,
+    record: ActiveRecord,
+    ref: str,
+    marker: str,
+    timeout: float,
+) -> tuple[bool, int]:
+    """Delete the marker this refused control wrote; (whether one is left, the calls).
+
+    Another control of the record may have begun meanwhile and relied on it: when the
+    locate after the delete shows one (a revocation record, a tombstone, a retired copy),
+    the marker is written again, so nothing a control closed reopens for ingest.
+    """
+    calls = 1
+    try:
+        provider.delete(scope=scope, ref=ref, timeout=timeout)
+        located, more = locate(
+            provider,
+            scope,
+            record_ref=record.record_ref,
+            candidate_ref=record.candidate_ref,
+            timeout=timeout,
+        )
+        calls += more
+    except Exception:  # noqa: BLE001 - best effort: a marker left only keeps ingest closed
+        return True, calls
+    if any(item.kind != "record" or not item.live for item in located):
+        calls += 1
+        _write_marker(provider, scope, record.record_ref, marker, timeout)
+        return True, calls
+    return False, calls
 
 
 def _write_marker(
