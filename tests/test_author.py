@@ -703,3 +703,26 @@ def test_a_query_mapping_holds_exactly_its_two_fields(query: dict[str, Any]) -> 
     )
     assert outcome.packet.status == "guard_rejected"
     assert outcome.output == {"plan": 1}
+
+
+def test_an_async_model_on_a_sync_path_is_refused_not_silently_failed() -> None:
+    """It used to be read as junk (status failed, the base output, nothing said why)."""
+    memory = _memory(InMemoryProvider())
+
+    async def model(base: Any, items: Any) -> Any:
+        return applying(base, items)
+
+    with pytest.raises(TypeError):
+        memory.recall(
+            PLANNING,
+            queries=["scope selection"],
+            base_output={"plan": 1},
+            apply_memory=model,
+            application_id="app-1",
+            now=NOW,
+        )
+    with pytest.raises(TypeError):
+
+        @memory.boundary(PLANNING, queries=lambda issue: [issue], apply_memory=model)
+        def plan(issue: str) -> dict[str, Any]:
+            return {"plan": issue}

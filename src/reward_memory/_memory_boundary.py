@@ -12,7 +12,8 @@ propagates. What the decorator meets:
   with an ``async def __call__``): the recall runs in a worker thread after the
   awaitable, so the event loop is never blocked;
 - a generator function (sync or async): refused when decorated -- its output is a
-  generator, which no recall can apply to.
+  generator, which no recall can apply to; so is an async ``apply_memory`` on a sync
+  function (nothing could await it).
 
 An ``apply_memory`` that is a coroutine function works on the async path: the worker
 thread runs it on the caller's event loop and waits for it.
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["decorate", "on_loop"]
+__all__ = ["decorate", "is_async", "on_loop"]
 
 F = TypeVar("F", bound="Callable[..., Any]")
 
@@ -36,7 +37,7 @@ F = TypeVar("F", bound="Callable[..., Any]")
 _MODEL_WAIT_SECONDS = 600.0
 
 
-def _is_async(function: Any) -> bool:
+def is_async(function: Any) -> bool:
     call = getattr(function, "__call__", None)  # noqa: B004 - an object's own async __call__
     return inspect.iscoroutinefunction(function) or (
         not inspect.isroutine(function) and inspect.iscoroutinefunction(call)
@@ -59,6 +60,10 @@ def decorate(
         )
     if not callable(function):
         raise TypeError("boundary decorates a function (or a staticmethod / classmethod)")
+    if is_async(apply_memory) and not is_async(function):
+        raise TypeError(
+            "boundary: an async apply_memory needs an async function (a sync one cannot await it)"
+        )
 
     async def after(pending: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         import asyncio  # noqa: PLC0415 - only async callers pay for it
@@ -70,7 +75,7 @@ def decorate(
         except Exception:  # noqa: BLE001 - memory never breaks the caller
             return output
 
-    if _is_async(function):
+    if is_async(function):
 
         @functools.wraps(function)
         async def awrapper(*args: Any, **kwargs: Any) -> Any:
@@ -91,7 +96,7 @@ def decorate(
 def on_loop(apply_memory: Any, loop: Any) -> Any:
     """``apply_memory`` for a worker thread: an async one runs on ``loop`` (the caller's,
     free while it awaits the thread); a plain one is itself."""
-    if apply_memory is None or not _is_async(apply_memory):
+    if apply_memory is None or not is_async(apply_memory):
         return apply_memory
     import asyncio  # noqa: PLC0415
 

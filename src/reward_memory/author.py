@@ -375,6 +375,11 @@ class Experiment:
         checkpoints: Any,
         now: datetime | None,
     ) -> RecallOutcome:
+        from reward_memory._memory_boundary import is_async  # noqa: PLC0415
+
+        if is_async(apply_memory):
+            # Its answer would be a coroutine, read as junk: say so (arecall awaits it).
+            raise TypeError("apply_memory is a coroutine function: use arecall (or a sync one)")
         self._refresh()
         moment = resolve_now(now)
         ctx = context if context is not None else self._context(surface_id, moment)
