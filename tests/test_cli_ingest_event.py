@@ -438,3 +438,22 @@ def test_a_binding_naming_a_document_is_named_where_the_file_has_it(
     data["provider_binding"]["scope_ref"] = data["provider_binding"]["scope_ref"] + "/doc.json"
     code, packet = _run(capsys, "--input", _write(tmp_path, "fx.json", data))
     _error(code, packet, "invalid_value", "$.provider_binding.scope_ref")
+
+
+@pytest.mark.parametrize(("value", "error_code"), [(3, "wrong_type"), (None, "missing_field")])
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_bad_surface_id_is_named_where_the_file_has_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    value: Any,
+    error_code: str,
+    wrapped: bool,
+) -> None:
+    event = _event()
+    if value is None:
+        del event["surface_id"]
+    else:
+        event["surface_id"] = value
+    data = {"event": event} if wrapped else event
+    code, packet = _run(capsys, "--input", _write(tmp_path, "e.json", data), *ROUTE)
+    _error(code, packet, error_code, "$.event.surface_id" if wrapped else "$.surface_id")

@@ -201,14 +201,18 @@ def _configured(
         )
     surface_id = event.get("surface_id")
     if not isinstance(surface_id, str):
-        raise _bad("the event names no surface", "$.event.surface_id", "missing_field")
+        where = "$.event.surface_id" if wrapped else "$.surface_id"
+        if surface_id is None:
+            raise _bad("the event names no surface", where, "missing_field")
+        raise _bad("must be a surface id (a string)", where, "wrong_type")
     adapter = data.get("adapter")
     if adapter is not None and not isinstance(adapter, str):
         raise _bad("must be a string", "$.adapter", "wrong_type")
     try:
         route = runtime.surface(surface_id, adapter=adapter)
     except RecordValidationError as exc:
-        path = {"$.surface_id": "$.event.surface_id"}.get(exc.path, exc.path)
+        where = "$.event.surface_id" if wrapped else "$.surface_id"
+        path = {"$.surface_id": where}.get(exc.path, exc.path)
         raise _bad(exc.message, path, exc.code) from None
     from reward_memory.hooks import INGEST_ADAPTERS
 
