@@ -205,7 +205,7 @@ def test_a_surface_the_config_does_not_name_is_refused(
     event = _event()
     event["surface_id"] = "issue_fix.review_order"
     code, packet = _run(capsys, "--input", _write(tmp_path, "e.json", event), *ROUTE)
-    _error(code, packet, "surface_not_configured", "$.event.surface_id")
+    _error(code, packet, "surface_not_configured", "$.surface_id")  # a bare event: its root
 
 
 def test_a_mismatched_adapter_is_refused(
