@@ -141,3 +141,19 @@ def test_evidence_that_is_not_the_readbacks_is_refused() -> None:
         with pytest.raises(RecordValidationError) as caught:
             wire.load(forged)
         assert caught.value.path == "$.execution_evidence"
+
+
+def test_the_schema_refuses_the_other_adapters_wrapper_fields() -> None:
+    """The published schema agrees with the record (_check_wrapper)."""
+    issue_fix = _loaded(ingest_hard(provider=InMemoryProvider(), execute=True))
+    scoped = _loaded(ingest_soft(provider=InMemoryProvider(), execute=True))
+    for data, name, value in (
+        (issue_fix, "feedback_ref", "feedback:1"),
+        (issue_fix, "next_reward_memory_call", "explicit_function_boundary_recall"),
+        (scoped, "issue_ref", "github:example/repository#42"),
+        (scoped, "next_issue_fix_call", "run_issue_fix_patch_planning_reward_memory"),
+    ):
+        forged = {**data, name: value}
+        with pytest.raises(RecordValidationError) as caught:
+            schemas.validate(forged)
+        assert caught.value.path == f"$.{name}"
