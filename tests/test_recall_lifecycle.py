@@ -375,3 +375,34 @@ def test_other_freshness_modes_do_not_age_records() -> None:
     old = "2020-01-01T00:00:00Z"
     store(provider, active_record(1, observed_at=old, activated_at=old))
     assert _run(provider).status == "completed"
+
+
+@pytest.mark.parametrize(
+    ("revision", "recalled"),
+    [("revision:a", True), (None, True), ("revision:b", False)],
+)
+def test_an_archive_bound_corpus_recalls_its_own_revision_or_none(
+    revision: str | None, recalled: bool
+) -> None:
+    """As its ingest takes them: a record of another revision is not this corpus's (a
+    request for revision:a used to get revision:b's memory)."""
+    from reward_memory.records.corpus import CorpusFreshness
+    from reward_memory.records.recall import FreshnessContext
+    from reward_memory.testing import InMemoryProvider
+
+    archived = corpus(
+        freshness=CorpusFreshness(
+            mode="session_archive_bound", source_revision="revision:a", max_age_seconds=None
+        )
+    )
+    provider = InMemoryProvider()
+    scope = {} if revision is None else {"revision_ref": revision}
+    store(provider, active_record(0, **scope))
+    asked = request(
+        freshness_context=FreshnessContext(source_truth_current=True, source_revision="revision:a")
+    )
+    session = recall(
+        asked, corpus=archived, checkpoint=checkpoint(), binding=binding(), provider=provider,
+        now=NOW,
+    )  # fmt: skip
+    assert (len(session.items) == 1) is recalled, session.packet.status

@@ -19,7 +19,6 @@ __all__ = ["ACTING_LEVELS", "ItemFilter", "filter_of", "static_fit", "within_pol
 #: The authority levels that give a record force over an action (hard policy).
 ACTING_LEVELS: Final = frozenset({"constraint", "veto"})
 
-_ANY_REVISION: Final = object()
 _FILTER_CACHE_SIZE: Final = 256
 
 
@@ -49,8 +48,15 @@ class ItemFilter:
         self.identity = identity(corpus.corpus_id, corpus.class_id, corpus.scope)
         self.corpus_surfaces = frozenset(corpus.scope.surface_ids)
         self.surface_id = surface_id
-        self.revision: object = (
-            freshness.source_revision if freshness.mode == "revision_bound" else _ANY_REVISION
+        # The revisions a record may be bound to: the corpus's own (revision-bound), or it
+        # and none (an archive-bound corpus takes records naming no revision, as its ingest
+        # does); any in every other mode.
+        self.revision: frozenset[str | None] | None = (
+            frozenset({freshness.source_revision})
+            if freshness.mode == "revision_bound"
+            else frozenset({freshness.source_revision, None})
+            if freshness.mode == "session_archive_bound"
+            else None
         )
         # A time-bound corpus ages its records too (its max_age_seconds is required).
         max_age = freshness.max_age_seconds if freshness.mode == "time_bound" else None
@@ -86,7 +92,7 @@ def static_fit(item_filter: ItemFilter, parsed: Parsed) -> bool:
         and parsed.grantable
         and item_filter.surface_id in parsed.surfaces
         and parsed.surfaces <= item_filter.corpus_surfaces
-        and (item_filter.revision is _ANY_REVISION or parsed.revision_ref == item_filter.revision)
+        and (item_filter.revision is None or parsed.revision_ref in item_filter.revision)
     )
 
 
