@@ -45,9 +45,12 @@ def test_an_unavailable_store_holds_the_gate(url: str) -> None:
     assert result.status == "failed"
     gate = result.release_gate
     assert (gate.status, gate.decision) == ("hold", "repair_stage_4")
+    # A write that failed may have stored its document (an index pending): whether the
+    # fixture left anything cannot be told from a store that answers nothing.
     assert gate.reason_codes == (
         *(f"case_failed:{case}" for case in STORE_CASES),
         "provider_failures_observed",
+        "fixture_cleanup_incomplete",
     )
     assert _failed(result) == set(STORE_CASES)
     # Fail open: a broken store is never a user gate.
@@ -100,6 +103,32 @@ def test_a_corrupt_readback_fails_restart_survival() -> None:
 def test_a_lagging_index_fails_restart_survival() -> None:
     result = evaluate(provider="memory://?search_misses=true", now=NOW)
     assert "case_failed:compact_restart_survival" in result.release_gate.reason_codes
+
+
+class _StoresThenRaises(InMemoryProvider):
+    """Fault injection: a lifecycle write stores its document, then reports a failure (as
+    an OpenViking server with ``wait_for_index`` does when its index lags)."""
+
+    def write(self, **kwargs: Any) -> Any:
+        result = super().write(**kwargs)
+        if "lifecycle" in kwargs["scope"].scope_ref:
+            from reward_memory.errors import ProviderUnavailable
+
+            raise ProviderUnavailable("index pending", reason_code="provider_index_pending")
+        return result
+
+    def handover(self) -> Any:
+        successor = super().handover()
+        successor.__class__ = _StoresThenRaises
+        return successor
+
+
+def test_a_document_a_failed_write_stored_is_cleaned_up_too() -> None:
+    provider = _StoresThenRaises()
+    result = evaluate(provider=provider, now=NOW)
+    assert result.release_gate.status == "hold"
+    assert result.fixture.cleaned_up is True
+    assert all(not provider.documents(scope) for scope in provider.scopes())
 
 
 class _NoRestart(SpiOnly):

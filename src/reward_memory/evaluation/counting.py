@@ -76,6 +76,8 @@ class CountingProvider:
         self.phase: Phase = "fixture"
         # Refs written in the fixture phase: what cleanup deletes again.
         self.seeded: list[tuple[ProviderScope, str]] = []
+        # Fixture writes that raised: (scope, key), looked up again at cleanup.
+        self.unsettled: list[tuple[ProviderScope, str]] = []
         # The ledger: per scope written to, the record count the provider should show
         # (its count before the first write, plus what was created, less what was
         # deleted). A store that changes otherwise wrote on its own (see drift()).
@@ -117,11 +119,16 @@ class CountingProvider:
             result = self._inner.write(scope=scope, key=key, content=content, timeout=timeout)
         except Exception:
             meter.failures += 1
+            if self.phase == "fixture":  # it may be stored all the same (an index pending)
+                self.unsettled.append((scope, key))
             raise
-        if getattr(result, "status", None) == "created":
+        status = getattr(result, "status", None)
+        if status == "created":
             self._expected[scope] = self._expected.get(scope, 0) + 1
-            if self.phase == "fixture":
-                self.seeded.append((scope, result.ref))
+        if self.phase == "fixture" and status in ("created", "unchanged"):
+            # This run's own namespace: a document there is the fixture's, whatever the
+            # status said (a provider answering unchanged for a first write left one too).
+            self.seeded.append((scope, result.ref))
         return result
 
     def _open_ledger(self, scope: ProviderScope) -> None:
