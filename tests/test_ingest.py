@@ -255,22 +255,35 @@ def test_a_reworded_reasoning_is_the_same_candidate_and_target() -> None:
 
 
 @pytest.mark.parametrize(
-    ("faults", "status", "reason"),
+    ("faults", "status", "reasons"),
     [
-        ({"unavailable": True}, "provider_unavailable", "provider_write_failed"),
-        ({"times_out": True}, "provider_unavailable", "provider_write_failed"),
-        ({"slow_seconds": 2.0}, "provider_unavailable", "provider_write_failed"),
-        ({"corrupt_readback": True}, "readback_unverified", "exact_provider_readback_unverified"),
-        ({"search_misses": True}, "committed_pending", "provider_index_pending"),
+        ({"unavailable": True}, "provider_unavailable", ("provider_write_failed",)),
+        # A timeout says so beside the failed step (the provider's own reason).
+        (
+            {"times_out": True},
+            "provider_unavailable",
+            ("provider_timeout", "provider_write_failed"),
+        ),
+        (
+            {"slow_seconds": 2.0},
+            "provider_unavailable",
+            ("provider_timeout", "provider_write_failed"),
+        ),
+        (
+            {"corrupt_readback": True},
+            "readback_unverified",
+            ("exact_provider_readback_unverified",),
+        ),
+        ({"search_misses": True}, "committed_pending", ("provider_index_pending",)),
     ],
 )
 def test_each_fault_switch_fails_open_with_a_status(
-    faults: dict[str, Any], status: str, reason: str
+    faults: dict[str, Any], status: str, reasons: tuple[str, ...]
 ) -> None:
     provider = InMemoryProvider(**faults)
     receipt = ingest_hard(provider=provider, binding=hard_binding(timeout_seconds=1))
     assert receipt.status == status
-    assert receipt.reason_codes == (reason,)
+    assert receipt.reason_codes == reasons
     assert not receipt.memory_available_for_recall
     assert not receipt.exact_readback_verified
     assert receipt.fail_open

@@ -157,3 +157,14 @@ def test_the_schema_refuses_the_other_adapters_wrapper_fields() -> None:
         with pytest.raises(RecordValidationError) as caught:
             schemas.validate(forged)
         assert caught.value.path == f"$.{name}"
+
+
+def test_a_failed_write_names_what_the_provider_said() -> None:
+    """As a recall attempt does: a timeout is provider_timeout beside the failed step (the
+    receipt said only provider_write_failed)."""
+    provider = InMemoryProvider()
+    with provider.set_faults(times_out=True):
+        data = _loaded(ingest_soft(provider=provider, execute=True))
+    assert data["status"] == "provider_unavailable"
+    assert "provider_timeout" in data["reason_codes"]
+    assert data["reason_codes"] == sorted(data["reason_codes"])

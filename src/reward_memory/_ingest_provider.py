@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import attrs
 
 from reward_memory._operator_provider import closed_key, locate, plain_status
+from reward_memory.errors import ProviderUnavailable
 from reward_memory.grammars import format_utc
 from reward_memory.records import _memo as m
 from reward_memory.records.execution_evidence import ExecutionEvidence, evidence_of
-from reward_memory.records.ingest import WRITES, IngestGuard, IngestReceipt
+from reward_memory.records.ingest import PASSED_ON_REASONS, WRITES, IngestGuard, IngestReceipt
 from reward_memory.records.recall import (
     FreshnessContext,
     ProviderBinding,
@@ -66,6 +67,14 @@ _CANDIDATE_PREFIX: Final = "candidate:"
 # back through the validating constructor.
 _trusted_receipt: Final = m.trusted(IngestReceipt)
 PASSED: Final = IngestGuard(passed=True, reason_codes=())
+
+
+def _failed(step: str, exc: BaseException) -> tuple[str, ...]:
+    """A failed step's reason codes: the step's, with the provider's own (sorted)."""
+    reason = exc.reason_code if isinstance(exc, ProviderUnavailable) else None
+    if isinstance(reason, str) and reason in PASSED_ON_REASONS:
+        return tuple(sorted((step, reason)))
+    return (step,)
 
 
 def _evidence(readback: RecallPacket | None) -> ExecutionEvidence:
@@ -151,10 +160,13 @@ def execute_steps(  # noqa: PLR0915 - the steps in order, each failing open
     # its event, under any standing policy, must not write it back.
     try:
         closed, calls = _shielded(_closed_by_operator, provider, scope, record.record_ref, timeout)
-    except Exception:  # noqa: BLE001 - fail open
+    except Exception as exc:  # noqa: BLE001 - fail open
         # The marker read is the write step's precondition (write unless closed).
         return base.done(
-            "provider_unavailable", ("provider_write_failed",), write=failed, provider_call_count=1
+            "provider_unavailable",
+            _failed("provider_write_failed", exc),
+            write=failed,
+            provider_call_count=1,
         )
     if closed:
         return base.done(
@@ -166,10 +178,10 @@ def execute_steps(  # noqa: PLR0915 - the steps in order, each failing open
     calls += 1
     try:
         written = _shielded(provider.write, scope=scope, key=key, content=content, timeout=timeout)
-    except Exception:  # noqa: BLE001 - fail open: the caller's work goes on
+    except Exception as exc:  # noqa: BLE001 - fail open: the caller's work goes on
         return base.done(
             "provider_unavailable",
-            ("provider_write_failed",),
+            _failed("provider_write_failed", exc),
             write=failed,
             provider_call_count=calls,
         )
@@ -229,9 +241,9 @@ def execute_steps(  # noqa: PLR0915 - the steps in order, each failing open
     try:
         read = _shielded(provider.read, scope=scope, ref=ref, timeout=timeout)
         found, read_ref, read_content = read.found, read.ref, read.content
-    except Exception:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001
         return base.done(
-            "provider_unavailable", ("provider_read_failed",), provider_call_count=calls
+            "provider_unavailable", _failed("provider_read_failed", exc), provider_call_count=calls
         )
     exact = found is True and read_ref == ref and type(read_content) is str
     if exact and read_content != content:
@@ -270,9 +282,10 @@ def execute_steps(  # noqa: PLR0915 - the steps in order, each failing open
         readback: RecallPacket = verified.packet
         calls += readback.provider_call_count
         if readback.status == "provider_unavailable":
+            said = PASSED_ON_REASONS.intersection(readback.reason_codes)
             return base.done(
                 "provider_unavailable",
-                ("provider_verification_recall_failed",),
+                tuple(sorted({"provider_verification_recall_failed", *said})),
                 readback=readback,
                 provider_call_count=calls,
             )

@@ -49,6 +49,7 @@ from reward_memory.records.recall import RecallPacket  # noqa: TC001 - resolved 
 __all__ = [
     "INGEST_RECEIPT_SCHEMA",
     "INGEST_STATUSES",
+    "PASSED_ON_REASONS",
     "STATUS_REASON_CODES",
     "WRITES",
     "IngestGuard",
@@ -71,6 +72,9 @@ IngestStatus = Literal[
 INGEST_STATUSES: Final[tuple[IngestStatus, ...]] = get_args(IngestStatus)
 WriteStatus = Literal["planned", "created", "unchanged", "conflict", "failed"]
 # The reasons a status may carry (guard_blocked carries the guard's own codes).
+PASSED_ON_REASONS: Final = frozenset(
+    {"provider_timeout", "provider_auth_failed", "provider_bad_response", "provider_closed"}
+)
 STATUS_REASON_CODES: Final[dict[str, frozenset[str]]] = {
     "planned": frozenset({"execute_required_for_resource_write"}),
     "provider_unavailable": frozenset(
@@ -80,6 +84,9 @@ STATUS_REASON_CODES: Final[dict[str, frozenset[str]]] = {
             "provider_verification_recall_failed",
             "provider_answer_malformed",
             "provider_delete_failed",
+            # With a failed step: what the provider itself said (its ProviderUnavailable
+            # reason), as a recall attempt reports it.
+            *PASSED_ON_REASONS,
         }
     ),
     "conflict": frozenset({"provider_target_content_conflict", "record_closed_by_operator"}),
