@@ -313,3 +313,20 @@ def test_any_edit_of_a_block_is_typed_or_refused_and_nothing_unsafe_is_recalled(
         return
     assert record.privacy is None or record.privacy.raw_content_captured is False
     assert record.activation_lineage is None or record.activation_lineage.guard_passed is True
+
+
+def test_a_legacy_hard_policy_is_never_recalled() -> None:
+    """A v0 record names no checkpoint and no actor anyone could vouch for: one written
+    into a hard-policy corpus by anyone with write access used to reach the model,
+    labelled hard_policy, past the standing policy and the authority source."""
+    provider = InMemoryProvider()
+    store(provider, json.dumps(original(target_class="hard_policy")))
+    session = recall(
+        request(),
+        corpus=corpus(class_id="hard_policy"),
+        checkpoint=checkpoint(),
+        binding=binding(),
+        provider=provider,
+        now=NOW,
+    )
+    assert session.items == ()

@@ -216,7 +216,10 @@ def _parsed_v0(record: LegacyActiveRecord, content: str) -> Parsed:
     parsed.class_id = record.target_class
     parsed.content_summary = record.content_summary
     parsed.live = lifecycle.state == "active"
-    parsed.grantable = True  # no authority block: advisory, no action scopes
+    # No authority block: advisory, no action scopes. A hard policy needs the verified
+    # authority a v0 record cannot name (no checkpoint, no actor to vouch for): anyone
+    # who can write to the scope could write one, so it is never recalled.
+    parsed.grantable = record.target_class != "hard_policy"
     parsed.expires_at = None if expires is None else _moment(expires)
     # A v0 source carries no time: a legacy record's age starts at its activation.
     parsed.stamps = (record.activated_at,)
