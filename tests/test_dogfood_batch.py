@@ -746,3 +746,20 @@ def test_applications_sharing_a_default_id_on_other_artifacts_are_distinct() -> 
     ]
     batch = build_batch(receipts, ready_controls(), evaluation())
     assert len(batch.receipts) == 3
+
+
+def test_a_failed_control_with_its_status_taken_out_never_counts() -> None:
+    """A real failed receipt (lineage_conflict, record_not_found) with only its status
+    key deleted used to read as the original's status-less kind and count."""
+    failed = control(
+        "retire",
+        status="lineage_conflict",
+        reason_codes=["record_not_found"],
+        provider_write_performed=False,
+        readback_verified=False,
+    )
+    stripped = {key: value for key, value in failed.items() if key != "status"}
+    with pytest.raises(RecordValidationError) as caught:
+        summarize_control(stripped)
+    assert (caught.value.path, caught.value.code) == ("$.status", "missing_field")
+    assert build_batch(ready_receipts(), [control("edit"), failed], evaluation()).status == "hold"

@@ -77,6 +77,13 @@ _CONTROL_KEYS: Final = frozenset(
 )
 
 
+# Keys only our receipts have (the original's has next_step too): a receipt with any of
+# them is ours, and carries its status.
+_OURS_ONLY: Final = frozenset(
+    {"reason_codes", "record_ref", "deleted_count", "provider_call_count"}
+)
+
+
 def _receipt_keys() -> frozenset[str]:
     return frozenset(field.name for field in attrs.fields(OperatorControlReceipt))
 
@@ -218,7 +225,18 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
     # (partial, provider_unavailable, readback_unverified, lineage_conflict) did
     # not perform the control, whatever else it says.
     status = data.get("status")
-    if status is not None and (not isinstance(status, str) or status not in RECEIPT_STATUSES):
+    if status is None:
+        # The original's receipts have none of our keys: one that has any is ours, and
+        # ours always say how the control ended (a failed one with its status taken out
+        # would otherwise count as done).
+        ours = sorted(set(data) & _OURS_ONLY)
+        if ours:
+            raise _bad(
+                f"a receipt that carries {ours[0]} carries its status",
+                f"{path}.status",
+                "missing_field",
+            )
+    elif not isinstance(status, str) or status not in RECEIPT_STATUSES:
         raise _bad(f"must be one of: {', '.join(RECEIPT_STATUSES)}", f"{path}.status")
     _check_status_invariants(data, path)
     verified, wrote, read_back = (data[key] for key in _CONTROL_BOOLS)
