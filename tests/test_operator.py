@@ -490,3 +490,27 @@ def test_a_control_overtaken_by_a_narrower_one_takes_back_what_it_wrote(
     assert (outcome.status, outcome.reason_codes) == ("lineage_conflict", (reason,))
     held = provider.documents(binding().provider_scope).values()
     assert not any(record.content_summary in content for content in held)
+
+
+@pytest.mark.parametrize(
+    ("action", "changes", "path"),
+    [
+        ("retire", {"result_state": "purged"}, "$.result_state"),
+        ("edit", {"result_state": "retired"}, "$.result_state"),
+        ("edit", {"status": "completed", "readback_verified": True}, "$.status"),
+        ("edit", {"provider_write_performed": True}, "$.status"),
+    ],
+)
+def test_a_control_receipt_states_what_its_action_does(
+    record: Any, action: str, changes: dict[str, Any], path: str
+) -> None:
+    """An edit receipt edited to say completed used to load, and explain then called the
+    control verified with no provider (an edit has no effect to check)."""
+    from reward_memory import wire
+
+    control = operator_control(request(record, action), now=NOW)
+    assert control.receipt is not None
+    forged = {**wire.dump(control.receipt), **changes}
+    with pytest.raises(RecordValidationError) as caught:
+        wire.load(forged)
+    assert caught.value.path == path

@@ -38,7 +38,11 @@ from reward_memory.records.dogfood import (
     readiness_reasons,
 )
 from reward_memory.records.dogfood_batch import control_counts
-from reward_memory.records.operator import RECEIPT_STATUSES, OperatorControlReceipt
+from reward_memory.records.operator import (
+    RECEIPT_STATUSES,
+    RESULT_STATE_OF,
+    OperatorControlReceipt,
+)
 from reward_memory.text import compact_text
 
 __all__ = ["build_batch", "stage4_gate_verified", "summarize_control"]
@@ -46,12 +50,6 @@ __all__ = ["build_batch", "stage4_gate_verified", "summarize_control"]
 EVALUATION_SCHEMA: Final = "reward_memory_evaluation_v0"
 CONTROL_SCHEMA: Final = "reward_memory_operator_control_receipt_v0"
 _GATE_READY: Final = "ready_for_bounded_dogfood"
-_RESULT_STATE: Final = {
-    "edit": "candidate",
-    "retire": "retired",
-    "revoke": "revoked",
-    "purge": "purged",
-}
 _SHORT_HEX: Final = re.compile(r"[0-9a-f]{16}")
 _CONTROL_TOKENS: Final = ("control_ref", "operator_ref", "authority_ref", "authority_source_ref")
 _CONTROL_BOOLS: Final = ("authority_verified", "provider_write_performed", "readback_verified")
@@ -201,8 +199,8 @@ def summarize_control(control: Any, *, path: str = "$") -> ControlSummary:
         raise _bad(
             "must be the declared action", f"{path}.effective_action", "contradictory_observation"
         )
-    if data["result_state"] != _RESULT_STATE[action]:
-        raise _bad(f"must be {_RESULT_STATE[action]} for {action}", f"{path}.result_state")
+    if data["result_state"] != RESULT_STATE_OF[action]:
+        raise _bad(f"must be {RESULT_STATE_OF[action]} for {action}", f"{path}.result_state")
     for key in ("prior_record_digest", "result_record_digest"):
         value = data[key]
         if value is None and key == "result_record_digest" and action != "edit":

@@ -45,6 +45,7 @@ __all__ = [
     "ACTIONS",
     "CONTROL_STATUSES",
     "OPERATOR_REASON_CODES",
+    "RESULT_STATE_OF",
     "OperatorAction",
     "OperatorCheckpoint",
     "OperatorControl",
@@ -329,6 +330,27 @@ class OperatorControlReceipt:
                 path="$.reason_codes",
                 code="inconsistent_receipt",
             )
+        if self.result_state != RESULT_STATE_OF[self.action]:
+            raise RecordValidationError(
+                f"is {RESULT_STATE_OF[self.action]} for {self.action}",
+                path="$.result_state",
+                code="inconsistent_receipt",
+            )
+        if self.action == "edit" and (self.status == "completed" or self.provider_write_performed):
+            raise RecordValidationError(
+                "an edit never writes: its replacement goes to review",
+                path="$.status",
+                code="inconsistent_receipt",
+            )
+
+
+# The state each action leaves the record in (reference 13.3, 13.4).
+RESULT_STATE_OF: Final[dict[str, str]] = {
+    "edit": "candidate",
+    "retire": "retired",
+    "revoke": "revoked",
+    "purge": "purged",
+}
 
 
 @frozen(kw_only=True)
