@@ -600,6 +600,39 @@ def test_a_reasoning_that_repeats_a_raw_ref_fails_open(provider: Provider) -> No
     assert raw not in json.dumps(wire.dump(result))
 
 
+@pytest.mark.parametrize(
+    "quote",
+    [
+        lambda raw: raw.split(":", 1)[1],  # the ref without its prefix
+        lambda raw: raw[:-1],  # one character left out
+        lambda raw: raw.upper(),  # another case
+    ],
+)
+def test_a_reasoning_that_quotes_a_piece_of_a_raw_ref_fails_open(
+    provider: Provider, quote: Any
+) -> None:
+    """Only the whole ref was refused: its id after the prefix, or the ref minus a character,
+    went into the public receipt."""
+    session = session_with(provider)
+    piece = quote(session.items[0].memory_ref)
+    result = apply(
+        BASE,
+        session,
+        application_id="application:9",
+        apply_memory=lambda base, items: decision(items, reasoning_summary=f"Used {piece} here."),
+    )
+    assert (result.status, result.output) == ("failed", BASE)
+
+
+def test_a_path_like_raw_ref_is_refused_by_its_pieces() -> None:
+    from reward_memory.application import _ref_pieces
+
+    ref = "viking://user/alice/peers/bob/resources/reward-memory/review-policy/record-1.json"
+    pieces = _ref_pieces(ref)
+    assert "user/alice/peers" in pieces
+    assert ref.split("://", 1)[1] in pieces
+
+
 def test_a_reasoning_that_repeats_withheld_content_fails_open(provider: Provider) -> None:
     session = _private_session(provider)
     (item,) = session.items
@@ -694,9 +727,7 @@ def _fullwidth(text: str) -> str:
 
 _CJK = "审查摘要必须少于四十个字并且总是引用对应的工单编号以便追踪"
 # Khmer, its words separated by zero-width spaces (as Khmer is written).
-_KHMER = "\u200b".join(
-    ["ខ្ញុំ", "ចង់", "ឲ្យ", "អ្នក", "ពិនិត្យ", "សង្ខេប", "ខ្លី", "ជានិច្ច"]
-)
+_KHMER = "\u200b".join(["ខ្ញុំ", "ចង់", "ឲ្យ", "អ្នក", "ពិនិត្យ", "សង្ខេប", "ខ្លី", "ជានិច្ច"])
 
 
 @pytest.mark.parametrize(

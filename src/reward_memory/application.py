@@ -98,6 +98,9 @@ _QUERY_WORDS: Final = 4
 # another word -- "use uv" in "uvicorn" -- is no repeat), and one of fewer than
 # _REPEAT_FLOOR words not at all (two common words say nothing private).
 _REPEAT_MIN: Final = 12
+# A raw provider ref piece that names it: one path segment of this many characters (a
+# hex id), half as many for what follows its scheme (see _ref_pieces).
+_REF_PIECE: Final = 16
 _REPEAT_FLOOR: Final = 3
 # Scripts written without spaces (CJK, kana, Hangul, Thai): their words are no unit, so
 # this many consecutive letters of one run of them in a withheld summary, found inside
@@ -384,7 +387,7 @@ def _repeats(
     words: tuple[str, ...] | None = None
     dense: str | None = None
     for item, result in zip(items, results, strict=False):
-        if item.memory_ref in summary or item.memory_ref.casefold() in folded:
+        if any(piece in folded for piece in _ref_pieces(item.memory_ref)):
             return True
         if result.content_exposed:
             continue
@@ -421,6 +424,22 @@ def _repeats(
 
 # A callback's KeyboardInterrupt or SystemExit is no model problem: it propagates.
 _PROPAGATE: Final = (KeyboardInterrupt, SystemExit)
+
+
+@functools.lru_cache(maxsize=1024)  # one per item: a module recalls the same few again
+def _ref_pieces(ref: str) -> tuple[str, ...]:
+    """The parts of a raw provider ref that name it (case-folded): the whole ref, what
+    follows its scheme or prefix (``viking://…``, ``memory:…``), any run of three path
+    segments (``user/alice/peers``) and any 16 characters of one segment (a hex id, a
+    character left out). A model quoting a piece would publish what the receipt hashes."""
+    folded = ref.casefold()
+    body = folded.split("://", 1)[1] if "://" in folded else folded.partition(":")[2] or folded
+    pieces = {folded, body}
+    segments = [part for part in re.split(r"[/#?]", body) if part]
+    pieces.update("/".join(segments[i : i + 3]) for i in range(len(segments) - 2))
+    for part in re.split(r"[/:#?.]", body):  # a long segment: any _REF_PIECE of it
+        pieces.update(part[i : i + _REF_PIECE] for i in range(max(0, len(part) - _REF_PIECE + 1)))
+    return tuple(piece for piece in pieces if len(piece) >= _REF_PIECE // 2)
 
 
 @functools.lru_cache(maxsize=256)  # a module asks the same few queries again and again
