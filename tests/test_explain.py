@@ -132,6 +132,7 @@ def test_explain_shows_the_tombstone_of_a_purge(kind: str, tmp_path: Any) -> Non
 
 
 def test_a_record_never_written_is_missing(provider: Any) -> None:
+    ingest_soft(provider, summary="Another preference the corpus holds.")  # the corpus exists
     receipt = ingest_soft(InMemoryProvider())  # written to another store
     explanation = explain(receipt, provider=provider, bindings=[binding()])
     assert _statuses(explanation)[1:] == [
@@ -139,6 +140,15 @@ def test_a_record_never_written_is_missing(provider: Any) -> None:
         ("review", "missing"),
         ("active_record", "missing"),
     ]
+
+
+def test_a_store_without_the_corpus_is_no_check(provider: Any) -> None:
+    """A mistyped store holds no corpus there at all: 'missing' would say the record is
+    gone (it said so, of a store that never held anything)."""
+    receipt = ingest_soft(InMemoryProvider())
+    explanation = explain(receipt, provider=provider, bindings=[binding()])
+    reasons = {link.stage: (link.status, link.reason_code) for link in explanation.links}
+    assert reasons["active_record"] == ("not_checked", "corpus_absent")
 
 
 def test_a_recall_packet_names_each_result(provider: Any) -> None:

@@ -462,6 +462,18 @@ def _check_one(
     except LocateFailed as exc:
         return unavailable, exc.calls, True
     status, reason, found = _status_of(located)
+    if status == "missing" and not located:
+        # Nothing of it: in a store that holds no corpus there at all (a mistyped path, a
+        # new file) that is no check -- "missing" would say the record is gone.
+        used += 1
+        try:
+            present = provider.inventory(
+                scope=binding.provider_scope, timeout=float(binding.timeout_seconds)
+            ).corpus_present
+        except Exception:  # noqa: BLE001 - fail open
+            return unavailable, used, True
+        if present is False:
+            return ("not_checked", "corpus_absent", None), used, False
     if found is None:
         return (status, reason, None), used, False
     if _disagrees(check, found):

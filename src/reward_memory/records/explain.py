@@ -65,6 +65,8 @@ LINK_REASONS: Final[tuple[str, ...]] = (
     "control_not_in_effect",
     "superseded",
     "records_not_all_verified",
+    # The store holds no corpus in the binding's scope at all (a mistyped store).
+    "corpus_absent",
 )
 ExplainStatus = Literal["explained", "provider_unavailable"]
 
