@@ -446,16 +446,16 @@ def ingest(
         )
     base.fields["guard"] = PASSED
 
-    record = _activate(
+    activate_at = functools.partial(
+        _activate,
         packet=packet,
         corpus=corpus,
         policy=policy,
         checkpoint=checkpoint,
         digest=digest,
         moment=moment,
-        first_seen=first_seen,
-        first_stamp=first_stamp,
     )
+    record = activate_at(first_seen=first_seen, first_stamp=first_stamp)
     key = _key(digest, candidate.candidate_ref)
     base.fields.update(
         record_ref=record.record_ref,
@@ -482,16 +482,7 @@ def ingest(
             return None
         if freshness_reasons(corpus, seen, moment):
             return None  # stale (or future) by the stored time: recall would never return it
-        again = _activate(
-            packet=packet,
-            corpus=corpus,
-            policy=policy,
-            checkpoint=checkpoint,
-            digest=digest,
-            moment=moment,
-            first_seen=seen,
-            first_stamp=stored,
-        )
+        again = activate_at(first_seen=seen, first_stamp=stored)
         return again, canonical_text(again)
 
     return execute_steps(
