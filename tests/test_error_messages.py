@@ -84,3 +84,33 @@ def test_an_unusable_sqlite_location_does_not_chain_the_os_error_naming_it(
     printed = "".join(traceback.format_exception(caught.value))
     assert "secret-dir-name" not in printed
     provider.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("message", "token: abcdefghijklmnop1"),
+        ("error", "see /home/alice/.ssh/id_rsa"),
+        ("field_path", "/home/alice/x"),
+        ("error_code", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ],
+)
+def test_a_loaded_error_packet_is_held_to_public_safety(name: str, value: str) -> None:
+    """The CLI withholds an unsafe detail before it builds the packet; a forged or foreign
+    one loaded as data used to take a credential or a local path in any string."""
+    from reward_memory import wire
+    from reward_memory.errors import RecordValidationError
+
+    packet = {
+        "ok": False,
+        "schema_version": "reward_memory_error_v0",
+        "status": "invalid_request",
+        "error_code": "invalid_value",
+        "field_path": "$.x",
+        "message": "must be a string",
+        "error": "must be a string @ $.x",
+        name: value,
+    }
+    with pytest.raises(RecordValidationError) as caught:
+        wire.load(packet)
+    assert caught.value.path == f"$.{name}"
