@@ -101,6 +101,7 @@ _REPEAT_MIN: Final = 12
 # A raw provider ref piece that names it: one path segment of this many characters (a
 # hex id), half as many for what follows its scheme (see _ref_pieces).
 _REF_PIECE: Final = 16
+_PROSE_PUNCTUATION: Final = ".,;:!?()[]{}'\"`"
 _REPEAT_FLOOR: Final = 3
 # Scripts written without spaces (CJK, kana, Hangul, Thai): their words are no unit, so
 # this many consecutive letters of one run of them in a withheld summary, found inside
@@ -386,8 +387,14 @@ def _repeats(
     folded = fold(summary)
     words: tuple[str, ...] | None = None
     dense: str | None = None
+    # A piece of a ref is 8 characters or more with a digit or a separator in it: prose
+    # without such a word quotes no ref, and the pieces of a new ref are not worked out.
+    quotes = any(
+        len(word) >= _REF_PIECE // 2 and not word.isalpha()
+        for word in (part.strip(_PROSE_PUNCTUATION) for part in folded.split())
+    )
     for item, result in zip(items, results, strict=False):
-        if any(piece in folded for piece in _ref_pieces(item.memory_ref)):
+        if quotes and any(piece in folded for piece in _ref_pieces(item.memory_ref)):
             return True
         if result.content_exposed:
             continue
@@ -430,15 +437,21 @@ _PROPAGATE: Final = (KeyboardInterrupt, SystemExit)
 def _ref_pieces(ref: str) -> tuple[str, ...]:
     """The parts of a raw provider ref that name it (case-folded): the whole ref, what
     follows its scheme or prefix (``viking://…``, ``memory:…``), any run of three path
-    segments (``user/alice/peers``) and any 16 characters of one segment (a hex id, a
-    character left out). A model quoting a piece would publish what the receipt hashes."""
+    segments (``user/alice/peers``) and 16-character windows of a long segment (a hex id:
+    any quote of 24 of its characters holds one; a character left out at either end too).
+    A model quoting a piece would publish what the receipt hashes."""
     folded = ref.casefold()
     body = folded.split("://", 1)[1] if "://" in folded else folded.partition(":")[2] or folded
     pieces = {folded, body}
     segments = [part for part in re.split(r"[/#?]", body) if part]
     pieces.update("/".join(segments[i : i + 3]) for i in range(len(segments) - 2))
-    for part in re.split(r"[/:#?.]", body):  # a long segment: any _REF_PIECE of it
-        pieces.update(part[i : i + _REF_PIECE] for i in range(max(0, len(part) - _REF_PIECE + 1)))
+    # A long segment: its _REF_PIECE-character windows every half piece, so any quote of
+    # one and a half pieces holds one (a few substring tests, not one per character).
+    step = _REF_PIECE // 2
+    for part in re.split(r"[/:#?.]", body):
+        if len(part) >= _REF_PIECE:
+            pieces.update(part[i : i + _REF_PIECE] for i in range(0, len(part) - step, step))
+            pieces.add(part[-_REF_PIECE:])
     return tuple(piece for piece in pieces if len(piece) >= _REF_PIECE // 2)
 
 
